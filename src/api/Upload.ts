@@ -1,0 +1,277 @@
+/**
+ * File upload and extraction (`POST {uploadUrl}/upload`, multipart) and simple uploads
+ * (`POST {baseUrl}/v1/files`).
+ *
+ * Two result types: {@link StandardResult} (`extract`) and {@link EmbeddingsResult}
+ * (`extractChunks`, `extract_mode=embeddings`). The local document engine provides the same
+ * {@link Upload} Tag, so local and remote are swapped by changing one layer.
+ *
+ * A file over 50 MiB is refused before any byte is sent.
+ *
+ * @since 0.1.0
+ */
+import { Context, Effect, Layer, Redacted, Schema } from "effect"
+import { stat, readFile } from "node:fs/promises"
+import { basename } from "node:path"
+import * as RagError from "../RagError.js"
+import { ApiHttp } from "./internal/ApiHttp.js"
+
+/** The service's file size limit: 50 MiB. */
+export const maxFileBytes = 50 * 1024 * 1024
+
+// =============================================================================
+// Inputs
+// =============================================================================
+
+/** A file to upload: its name (extension matters), bytes and optional MIME type. */
+export interface UploadFile {
+  readonly name: string
+  readonly data: Uint8Array
+  readonly type?: string | undefined
+}
+
+/**
+ * The processing options: the form fields of the service, with the wire names. Omitted
+ * fields are not sent, so the service defaults apply (`enable_vision` and `remove_headers`
+ * default to true, the rest to false).
+ */
+export interface UploadOptions {
+  readonly enable_ocr?: boolean | undefined
+  readonly enable_vision?: boolean | undefined
+  readonly save_all?: boolean | undefined
+  readonly text_only?: boolean | undefined
+  readonly vision_only?: boolean | undefined
+  readonly page_based?: boolean | undefined
+  readonly images_only?: boolean | undefined
+  readonly remove_headers?: boolean | undefined
+  /**
+   * The password of an encrypted document. Not a wire field: only the local engine can use
+   * it; the remote layer refuses a call that sets it rather than drop it silently.
+   */
+  readonly password?: Redacted.Redacted<string> | undefined
+}
+
+/** The boolean form fields, in the order the service lists them. */
+export const booleanFields = [
+  "enable_ocr",
+  "enable_vision",
+  "save_all",
+  "text_only",
+  "vision_only",
+  "page_based",
+  "images_only",
+  "remove_headers"
+] as const
+
+// =============================================================================
+// Results
+// =============================================================================
+
+/** Content of one page, slide or sheet (`page_based` results). */
+export const PageContent = Schema.Struct({
+  /** 1-based page, slide or sheet number. */
+  page: Schema.Int,
+  /** Sheet name or slide title, when there is one. */
+  name: Schema.optional(Schema.String),
+  content: Schema.String
+})
+export type PageContent = typeof PageContent.Type
+
+/**
+ * The standard-mode result. `status`, `content`, `type` and `error` are the service's fields;
+ * `pages` (with `page_based`) and `warnings` (options that could not act, e.g. vision without
+ * a vision model) are extensions that a client of the spec can ignore.
+ */
+export const StandardResult = Schema.Struct({
+  status: Schema.Boolean,
+  content: Schema.optionalWith(Schema.String, { default: () => "" }),
+  type: Schema.String,
+  error: Schema.optionalWith(Schema.String, { default: () => "" }),
+  pages: Schema.optional(Schema.Array(PageContent)),
+  warnings: Schema.optional(Schema.Array(Schema.String))
+})
+export type StandardResult = typeof StandardResult.Type
+
+/** One chunk of an embeddings-mode result. */
+export const Chunk = Schema.Struct({
+  content: Schema.String,
+  total_tokens: Schema.Int,
+  from_page: Schema.Int
+})
+export type Chunk = typeof Chunk.Type
+
+/** Document metadata of an embeddings-mode result. */
+export const DocumentMetadata = Schema.Struct({
+  title: Schema.optionalWith(Schema.String, { default: () => "" }),
+  description: Schema.optionalWith(Schema.String, { default: () => "" }),
+  language: Schema.optionalWith(Schema.String, { default: () => "" })
+})
+export type DocumentMetadata = typeof DocumentMetadata.Type
+
+/** The embeddings-mode result, exactly the service's shape. */
+export const EmbeddingsResult = Schema.Struct({
+  id: Schema.String,
+  object: Schema.String,
+  created: Schema.Int,
+  data: Schema.Struct({
+    success: Schema.Boolean,
+    data: Schema.Struct({
+      metadata: DocumentMetadata,
+      chunks: Schema.Array(Chunk)
+    })
+  }),
+  usage: Schema.Struct({
+    total_chunks: Schema.Int,
+    total_extracted_text: Schema.Int,
+    total_tokens: Schema.Int,
+    total_pages: Schema.Int
+  }),
+  type: Schema.String,
+  error: Schema.optionalWith(Schema.String, { default: () => "" }),
+  warnings: Schema.optional(Schema.Array(Schema.String))
+})
+export type EmbeddingsResult = typeof EmbeddingsResult.Type
+
+/** What an upload can fail with. */
+export type UploadError = RagError.ApiError | RagError.ExtractionError
+
+// =============================================================================
+// Service
+// =============================================================================
+
+/** The upload service; remote and local layers provide it. */
+export interface Service {
+  /** Extracts a file (standard mode). */
+  readonly extract: (file: UploadFile, options?: UploadOptions) => Effect.Effect<StandardResult, UploadError>
+  /** Extracts and chunks a file (`extract_mode=embeddings`). */
+  readonly extractChunks: (
+    file: UploadFile,
+    options?: UploadOptions
+  ) => Effect.Effect<EmbeddingsResult, UploadError>
+  /** A simple upload (`POST /v1/files`); answers the standard result. */
+  readonly files: (file: UploadFile, options?: UploadOptions) => Effect.Effect<StandardResult, UploadError>
+}
+
+/** The Tag. */
+export class Upload extends Context.Tag("effect-rag/api/Upload")<Upload, Service>() {}
+
+// =============================================================================
+// Helpers
+// =============================================================================
+
+const tooLarge = (endpoint: string, name: string, size: number) =>
+  new RagError.PayloadTooLarge({
+    endpoint,
+    message: `${name} is ${size} bytes; the limit is ${maxFileBytes} bytes (50 MiB)`,
+    size,
+    limit: maxFileBytes
+  })
+
+/**
+ * Reads a file from disk, refusing one over 50 MiB from its size alone (it is never read).
+ * A file that cannot be read fails with `BadRequest`.
+ */
+export const fromPath = (path: string): Effect.Effect<UploadFile, RagError.PayloadTooLarge | RagError.BadRequest> =>
+  Effect.gen(function*() {
+    const endpoint = "read file"
+    const name = basename(path)
+    const failRead = (cause: unknown) =>
+      new RagError.BadRequest({ endpoint, message: `cannot read ${name}: ${(cause as Error)?.message ?? cause}` })
+    const info = yield* Effect.tryPromise({ try: () => stat(path), catch: failRead })
+    if (!info.isFile()) return yield* new RagError.BadRequest({ endpoint, message: `${name} is not a file` })
+    if (info.size > maxFileBytes) return yield* tooLarge(endpoint, name, info.size)
+    const data = yield* Effect.tryPromise({ try: () => readFile(path), catch: failRead })
+    return { name, data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength) }
+  })
+
+/** Checks the size limit (used by every layer before any work or transfer). */
+export const checkSize = (endpoint: string, file: UploadFile): Effect.Effect<void, RagError.PayloadTooLarge> =>
+  file.data.byteLength > maxFileBytes ? Effect.fail(tooLarge(endpoint, file.name, file.data.byteLength)) : Effect.void
+
+/** Builds the multipart form: `file`, then the boolean fields as `true`/`false`, then `extract_mode`. */
+export const toFormData = (
+  file: UploadFile,
+  options: UploadOptions,
+  extractMode: "default" | "embeddings" | undefined
+): FormData => {
+  const form = new FormData()
+  form.append("file", new Blob([file.data], { type: file.type ?? "application/octet-stream" }), file.name)
+  for (const field of booleanFields) {
+    const value = options[field]
+    if (value !== undefined) form.append(field, value ? "true" : "false")
+  }
+  if (extractMode !== undefined) form.append("extract_mode", extractMode)
+  return form
+}
+
+/** A 200 whose body says `status: false` is a failure reported by the service. */
+const failedResult = (endpoint: string, file: UploadFile, error: string) =>
+  new RagError.ExtractionError({
+    file: file.name,
+    reason: "processing_failed",
+    message: `${endpoint}: the service could not process ${file.name}: ${error || "no reason given"}`
+  })
+
+// =============================================================================
+// Remote layer
+// =============================================================================
+
+/** Builds the remote service on {@link ApiHttp}. */
+export const make = Effect.gen(function*() {
+  const http = yield* ApiHttp
+
+  const send = <A, I>(
+    endpoint: string,
+    host: "upload" | "base",
+    path: string,
+    file: UploadFile,
+    options: UploadOptions,
+    extractMode: "default" | "embeddings" | undefined,
+    schema: Schema.Schema<A, I>
+  ): Effect.Effect<A, UploadError> =>
+    Effect.gen(function*() {
+      yield* checkSize(endpoint, file)
+      if (options.password !== undefined) {
+        return yield* new RagError.InvalidRequest({
+          endpoint,
+          path: "password",
+          message: `${endpoint}: the remote upload endpoint takes no password; decrypt the file first or use the local engine`
+        })
+      }
+      return yield* http.json(
+        {
+          endpoint,
+          method: "POST",
+          host,
+          path,
+          auth: "optional",
+          timeout: "upload",
+          body: { _tag: "FormData", value: toFormData(file, options, extractMode) }
+        },
+        schema
+      )
+    })
+
+  const extract = (file: UploadFile, options: UploadOptions = {}) =>
+    send("POST /upload", "upload", "/upload", file, options, undefined, StandardResult).pipe(
+      Effect.filterOrFail((r) => r.status, (r) => failedResult("POST /upload", file, r.error)),
+      Effect.withSpan("Upload.extract", { attributes: { file: file.name } })
+    )
+
+  const extractChunks = (file: UploadFile, options: UploadOptions = {}) =>
+    send("POST /upload", "upload", "/upload", file, options, "embeddings", EmbeddingsResult).pipe(
+      Effect.filterOrFail((r) => r.data.success, (r) => failedResult("POST /upload", file, r.error)),
+      Effect.withSpan("Upload.extractChunks", { attributes: { file: file.name } })
+    )
+
+  const files = (file: UploadFile, options: UploadOptions = {}) =>
+    send("POST /v1/files", "base", "/v1/files", file, options, undefined, StandardResult).pipe(
+      Effect.filterOrFail((r) => r.status, (r) => failedResult("POST /v1/files", file, r.error)),
+      Effect.withSpan("Upload.files", { attributes: { file: file.name } })
+    )
+
+  return Upload.of({ extract, extractChunks, files })
+})
+
+/** The remote layer. */
+export const layer: Layer.Layer<Upload, never, ApiHttp> = Layer.effect(Upload, make)

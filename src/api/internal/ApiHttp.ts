@@ -1,0 +1,328 @@
+/**
+ * THE HTTP client of effect-rag: host per endpoint family, bearer auth, time-outs, retries with
+ * backoff that honours `Retry-After`, idempotency keys, and the mapping of every failure to an
+ * `ApiError`. Every remote service is built on {@link ApiHttp}.
+ */
+import { HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
+import { NodeHttpClient } from "@effect/platform-node"
+import {
+  Clock,
+  Context,
+  Duration,
+  Effect,
+  Layer,
+  Option,
+  ParseResult,
+  Redacted,
+  Schedule,
+  Schema,
+  Stream
+} from "effect"
+import { randomUUID } from "node:crypto"
+import * as RagConfig from "../../RagConfig.js"
+import * as RagError from "../../RagError.js"
+import { decodeError, fromStatus, issuePath, parseErrorBody, parseRetryAfter } from "./errors.js"
+import * as Sse from "./sse.js"
+
+/** Which configured host a call goes to. */
+export type Host = "base" | "upload" | "crawl"
+
+/** A request body: JSON (already encoded) or multipart form data. */
+export type Body =
+  | { readonly _tag: "Json"; readonly value: unknown }
+  | { readonly _tag: "FormData"; readonly value: FormData }
+
+/** One API call, described as data. */
+export interface Call {
+  /** Label used in errors and spans, e.g. `POST /v1/embeddings`. */
+  readonly endpoint: string
+  readonly method: "GET" | "POST" | "DELETE"
+  readonly host: Host
+  /** A path on the host, or an absolute URL (pagination links). */
+  readonly path: string
+  readonly urlParams?: Readonly<Record<string, string>> | undefined
+  readonly body?: Body | undefined
+  /** `required` (default) fails without a key; `optional` sends it when there is one. */
+  readonly auth?: "required" | "optional" | undefined
+  /** Which time-out applies: the default one, the upload one, or the stream one. */
+  readonly timeout?: "default" | "upload" | "stream" | undefined
+  /** Send an `Idempotency-Key` header, the same on every retry of this call. */
+  readonly idempotent?: boolean | undefined
+}
+
+/** The client every remote service uses. */
+export interface Service {
+  readonly settings: RagConfig.Settings
+  /** Sends the call (with retries) and decodes the 2xx JSON body with `schema`. */
+  readonly json: <A, I>(call: Call, schema: Schema.Schema<A, I>) => Effect.Effect<A, RagError.ApiError>
+  /** Sends the call (with retries until the response starts) and decodes its body as SSE. */
+  readonly sse: (call: Call) => Stream.Stream<Sse.SseEvent, RagError.ApiError>
+  /** Sends the call and returns the raw 2xx body bytes. */
+  readonly bytes: (call: Call) => Effect.Effect<Uint8Array, RagError.ApiError>
+  /** Encodes a request value exactly with its schema. */
+  readonly encode: <A, I>(
+    endpoint: string,
+    schema: Schema.Schema<A, I>,
+    value: A
+  ) => Effect.Effect<I, RagError.InvalidRequest>
+  /** Removes the API key from a text (for messages that may echo it). */
+  readonly scrub: (text: string) => string
+}
+
+/** The client's Tag. */
+export class ApiHttp extends Context.Tag("effect-rag/api/ApiHttp")<ApiHttp, Service>() {}
+
+const headerRecord = (response: HttpClientResponse.HttpClientResponse): Record<string, string | undefined> =>
+  response.headers as Record<string, string | undefined>
+
+/** The retry policy: exponential backoff with jitter, `Retry-After` honoured, retryable errors only. */
+export const retryPolicy = (settings: RagConfig.Settings) =>
+  Schedule.exponential(settings.retryBaseDelay).pipe(
+    Schedule.jittered,
+    Schedule.intersect(Schedule.recurs(settings.maxRetries)),
+    Schedule.whileInput((error: RagError.ApiError) => RagError.isRetryable(error)),
+    Schedule.passthrough,
+    Schedule.modifyDelay((error, delay) =>
+      Duration.min(
+        error._tag === "RateLimited" && error.retryAfter !== undefined ? error.retryAfter : delay,
+        settings.maxRetryDelay
+      )
+    )
+  )
+
+/** Builds the client from settings and an `HttpClient`. */
+export const make = Effect.gen(function*() {
+  const settings = yield* RagConfig.RagConfig
+  const httpClient = yield* HttpClient.HttpClient
+  const keyText = Option.map(settings.apiKey, Redacted.value)
+  const scrub = (text: string): string =>
+    Option.match(keyText, {
+      onNone: () => text,
+      onSome: (key) => (key.length >= 4 ? text.split(key).join("[redacted]") : text)
+    })
+  const hosts: Record<Host, string> = { base: settings.baseUrl, upload: settings.uploadUrl, crawl: settings.crawlUrl }
+  const trustedOrigins = new Set(
+    Object.values(hosts).flatMap((h) => {
+      try {
+        return [new URL(h).origin]
+      } catch {
+        return []
+      }
+    })
+  )
+
+  const timeoutOf = (call: Call): Duration.Duration =>
+    call.timeout === "upload"
+      ? settings.uploadTimeout
+      : call.timeout === "stream"
+      ? settings.streamTimeout
+      : settings.timeout
+
+  const buildRequest = (call: Call, idempotencyKey: string | undefined) =>
+    Effect.gen(function*() {
+      const absolute = /^https?:\/\//i.test(call.path)
+      const url = absolute ? call.path : hosts[call.host] + (call.path.startsWith("/") ? "" : "/") + call.path
+      // Never send the key to a host the configuration does not name (e.g. a `next` link
+      // pointing elsewhere).
+      let origin = ""
+      try {
+        origin = new URL(url).origin
+      } catch {
+        return yield* new RagError.InvalidRequest({
+          endpoint: call.endpoint,
+          path: "url",
+          message: `${call.endpoint}: invalid URL ${url}`
+        })
+      }
+      const sendKey = trustedOrigins.has(origin)
+      if (Option.isNone(settings.apiKey) && (call.auth ?? "required") === "required") {
+        return yield* new RagError.ConfigurationError({
+          endpoint: call.endpoint,
+          message: `${call.endpoint} needs an API key: set EFFECT_RAG_API_KEY or pass apiKey to RagConfig.layer`
+        })
+      }
+      let request = HttpClientRequest.make(call.method)(url).pipe(HttpClientRequest.acceptJson)
+      if (call.urlParams) request = HttpClientRequest.setUrlParams(request, call.urlParams)
+      if (sendKey && Option.isSome(settings.apiKey)) {
+        request = HttpClientRequest.bearerToken(request, settings.apiKey.value)
+      }
+      if (idempotencyKey !== undefined) request = HttpClientRequest.setHeader(request, "idempotency-key", idempotencyKey)
+      if (call.body?._tag === "Json") {
+        request = HttpClientRequest.bodyText(request, JSON.stringify(call.body.value), "application/json")
+      } else if (call.body?._tag === "FormData") {
+        request = HttpClientRequest.bodyFormData(request, call.body.value)
+      }
+      return request
+    })
+
+  /** One attempt: send, wait for the status line, map non-2xx to errors. */
+  const attempt = (call: Call, idempotencyKey: string | undefined) =>
+    Effect.gen(function*() {
+      const request = yield* buildRequest(call, idempotencyKey)
+      const response = yield* httpClient.execute(request).pipe(
+        Effect.timeoutFail({
+          duration: timeoutOf(call),
+          onTimeout: () =>
+            new RagError.TransportError({
+              endpoint: call.endpoint,
+              reason: "timeout",
+              message: `${call.endpoint} timed out after ${Duration.format(timeoutOf(call))}`
+            })
+        }),
+        Effect.catchTags({
+          RequestError: (error) =>
+            Effect.fail(
+              new RagError.TransportError({
+                endpoint: call.endpoint,
+                reason: "unreachable",
+                message: scrub(`${call.endpoint}: could not reach ${hostOf(request.url)}: ${causeText(error.cause)}`)
+              })
+            ),
+          ResponseError: (error) =>
+            Effect.fail(
+              new RagError.TransportError({
+                endpoint: call.endpoint,
+                reason: "aborted",
+                message: scrub(`${call.endpoint}: the response from ${hostOf(request.url)} broke off: ${causeText(error.cause)}`)
+              })
+            )
+        })
+      )
+      if (response.status >= 200 && response.status < 300) return response
+      const text = yield* response.text.pipe(Effect.orElseSucceed(() => ""))
+      const now = yield* Clock.currentTimeMillis
+      const body = parseErrorBody(text, `HTTP ${response.status}`)
+      return yield* Effect.fail(
+        fromStatus(
+          call.endpoint,
+          response.status,
+          { ...body, message: scrub(body.message) },
+          parseRetryAfter(headerRecord(response), now)
+        )
+      )
+    })
+
+  const withRetries = <A>(call: Call, f: (idempotencyKey: string | undefined) => Effect.Effect<A, RagError.ApiError>) => {
+    const key = call.idempotent ? randomUUID() : undefined
+    return f(key).pipe(Effect.retry(retryPolicy(settings)))
+  }
+
+  const readBody = (call: Call, response: HttpClientResponse.HttpClientResponse) =>
+    response.arrayBuffer.pipe(
+      Effect.timeoutFail({
+        duration: timeoutOf(call),
+        onTimeout: () =>
+          new RagError.TransportError({
+            endpoint: call.endpoint,
+            reason: "timeout",
+            message: `${call.endpoint} timed out while reading the response body`
+          })
+      }),
+      Effect.catchTag("ResponseError", (error) =>
+        Effect.fail(
+          new RagError.TransportError({
+            endpoint: call.endpoint,
+            reason: "aborted",
+            message: scrub(`${call.endpoint}: the response body broke off: ${causeText(error.cause)}`)
+          })
+        )
+      ),
+      Effect.map((buffer) => new Uint8Array(buffer))
+    )
+
+  const json = <A, I>(call: Call, schema: Schema.Schema<A, I>): Effect.Effect<A, RagError.ApiError> => {
+    const decode = Schema.decodeUnknown(schema, { onExcessProperty: "ignore" })
+    return withRetries(call, (key) =>
+      Effect.gen(function*() {
+        const response = yield* attempt(call, key)
+        const bytes = yield* readBody(call, response)
+        const text = new TextDecoder().decode(bytes)
+        let parsed: unknown
+        try {
+          parsed = JSON.parse(text)
+        } catch {
+          return yield* new RagError.DecodeError({
+            endpoint: call.endpoint,
+            path: "",
+            message: `${call.endpoint} returned a body that is not JSON (${bytes.length} bytes)`
+          })
+        }
+        return yield* decode(parsed).pipe(Effect.mapError((error) => decodeError(call.endpoint, error)))
+      })
+    ).pipe(Effect.withSpan("ApiHttp.json", { attributes: { endpoint: call.endpoint } }))
+  }
+
+  const bytes = (call: Call): Effect.Effect<Uint8Array, RagError.ApiError> =>
+    withRetries(call, (key) => Effect.flatMap(attempt(call, key), (response) => readBody(call, response)))
+
+  const sse = (call: Call): Stream.Stream<Sse.SseEvent, RagError.ApiError> =>
+    Stream.unwrap(
+      withRetries(call, (key) => attempt(call, key)).pipe(
+        Effect.map((response) =>
+          Sse.decode(
+            response.stream.pipe(
+              Stream.mapError(
+                (error) =>
+                  new RagError.TransportError({
+                    endpoint: call.endpoint,
+                    reason: "aborted",
+                    message: scrub(`${call.endpoint}: the stream broke off: ${causeText(error.cause)}`)
+                  })
+              ),
+              // Idle time-out: a stream that goes silent for longer than the request time-out fails.
+              Stream.timeoutFail(
+                () =>
+                  new RagError.TransportError({
+                    endpoint: call.endpoint,
+                    reason: "timeout",
+                    message: `${call.endpoint}: no data for ${Duration.format(settings.timeout)}`
+                  }),
+                settings.timeout
+              ),
+              Stream.decodeText()
+            )
+          )
+        )
+      )
+    )
+
+  const encode = <A, I>(endpoint: string, schema: Schema.Schema<A, I>, value: A) =>
+    Schema.encode(schema)(value).pipe(
+      Effect.mapError((error: ParseResult.ParseError) => {
+        const { message, path } = issuePath(error)
+        return new RagError.InvalidRequest({
+          endpoint,
+          path,
+          message: `${endpoint}: the request does not encode at ${path === "" ? "<root>" : path}: ${message}`
+        })
+      })
+    )
+
+  return ApiHttp.of({ settings, json, sse, bytes, encode, scrub })
+})
+
+const hostOf = (url: string): string => {
+  try {
+    return new URL(url).host
+  } catch {
+    return url
+  }
+}
+
+const causeText = (cause: unknown): string => {
+  if (cause instanceof Error) {
+    const inner = (cause as { cause?: unknown }).cause
+    const code = typeof inner === "object" && inner !== null ? (inner as { code?: unknown }).code : undefined
+    return typeof code === "string" ? `${cause.message} (${code})` : cause.message
+  }
+  return String(cause)
+}
+
+/** The client over a given `HttpClient` (tests, custom transports). */
+export const layerWithoutHttpClient: Layer.Layer<ApiHttp, never, RagConfig.RagConfig | HttpClient.HttpClient> =
+  Layer.effect(ApiHttp, make)
+
+/** The client on Node's undici HTTP client. */
+export const layer: Layer.Layer<ApiHttp, never, RagConfig.RagConfig> = layerWithoutHttpClient.pipe(
+  Layer.provide(NodeHttpClient.layerUndici)
+)
