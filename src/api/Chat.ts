@@ -1,0 +1,336 @@
+/**
+ * Chat completions (`POST /v1/chat/completions`, OpenAI Chat Completions format): plain and
+ * streamed (SSE), with tools, tool-result messages and image input.
+ *
+ * @since 0.1.0
+ */
+import { Context, Effect, Layer, Option, Schema, Stream } from "effect"
+import * as RagError from "../RagError.js"
+import { ApiHttp } from "./internal/ApiHttp.js"
+import { decodeError, parseErrorBody } from "./internal/errors.js"
+
+// =============================================================================
+// Request schemas
+// =============================================================================
+
+/** A text content part. */
+export const TextPart = Schema.Struct({ type: Schema.Literal("text"), text: Schema.String })
+
+/** An image content part: a URL or a data URL. */
+export const ImagePart = Schema.Struct({
+  type: Schema.Literal("image_url"),
+  image_url: Schema.Struct({
+    url: Schema.String,
+    detail: Schema.optional(Schema.Literal("auto", "low", "high"))
+  })
+})
+
+/** The content of a user or system message: a string or parts. */
+export const Content = Schema.Union(Schema.String, Schema.Array(Schema.Union(TextPart, ImagePart)))
+export type Content = typeof Content.Type
+
+/** A tool call made by the assistant; `arguments` is a JSON string. */
+export const ToolCall = Schema.Struct({
+  id: Schema.String,
+  type: Schema.Literal("function"),
+  function: Schema.Struct({ name: Schema.String, arguments: Schema.String })
+})
+export type ToolCall = typeof ToolCall.Type
+
+/** A system message. */
+export const SystemMessage = Schema.Struct({
+  role: Schema.Literal("system"),
+  content: Content,
+  name: Schema.optional(Schema.String)
+})
+/** A user message (text and images). */
+export const UserMessage = Schema.Struct({
+  role: Schema.Literal("user"),
+  content: Content,
+  name: Schema.optional(Schema.String)
+})
+/** An assistant message, possibly with tool calls. */
+export const AssistantMessage = Schema.Struct({
+  role: Schema.Literal("assistant"),
+  content: Schema.optional(Schema.NullOr(Schema.String)),
+  tool_calls: Schema.optional(Schema.Array(ToolCall)),
+  name: Schema.optional(Schema.String)
+})
+/** The result of a tool, answering the tool call `tool_call_id`. */
+export const ToolMessage = Schema.Struct({
+  role: Schema.Literal("tool"),
+  tool_call_id: Schema.String,
+  content: Schema.String
+})
+
+/** Any message. */
+export const Message = Schema.Union(SystemMessage, UserMessage, AssistantMessage, ToolMessage)
+export type Message = typeof Message.Type
+
+/** A function tool the model may call. `parameters` is a JSON schema object. */
+export const Tool = Schema.Struct({
+  type: Schema.Literal("function"),
+  function: Schema.Struct({
+    name: Schema.String,
+    description: Schema.optional(Schema.String),
+    parameters: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+  })
+})
+export type Tool = typeof Tool.Type
+
+/** The request body (without `stream`, which `create` and `stream` set). */
+export const ChatRequest = Schema.Struct({
+  model: Schema.String,
+  messages: Schema.Array(Message),
+  temperature: Schema.optional(Schema.Number),
+  max_tokens: Schema.optional(Schema.Int),
+  top_p: Schema.optional(Schema.Number),
+  stop: Schema.optional(Schema.Union(Schema.String, Schema.Array(Schema.String))),
+  tools: Schema.optional(Schema.Array(Tool)),
+  tool_choice: Schema.optional(
+    Schema.Union(
+      Schema.Literal("auto", "none", "required"),
+      Schema.Struct({ type: Schema.Literal("function"), function: Schema.Struct({ name: Schema.String }) })
+    )
+  ),
+  seed: Schema.optional(Schema.Int),
+  user: Schema.optional(Schema.String)
+})
+export type ChatRequest = typeof ChatRequest.Type
+
+const WireRequest = Schema.extend(ChatRequest, Schema.Struct({ stream: Schema.optional(Schema.Boolean) }))
+
+// =============================================================================
+// Response schemas (tolerant)
+// =============================================================================
+
+/** Token usage. */
+export const Usage = Schema.Struct({
+  prompt_tokens: Schema.optional(Schema.Number),
+  completion_tokens: Schema.optional(Schema.Number),
+  total_tokens: Schema.optional(Schema.Number)
+})
+export type Usage = typeof Usage.Type
+
+/** The assistant's reply. */
+export const ResponseMessage = Schema.Struct({
+  role: Schema.optionalWith(Schema.String, { default: () => "assistant" }),
+  content: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null }),
+  tool_calls: Schema.optional(Schema.Array(ToolCall))
+})
+export type ResponseMessage = typeof ResponseMessage.Type
+
+/** A chat completion. The text is at `choices[0].message.content`. */
+export const ChatCompletion = Schema.Struct({
+  id: Schema.optional(Schema.String),
+  object: Schema.optional(Schema.String),
+  created: Schema.optional(Schema.Number),
+  model: Schema.optional(Schema.String),
+  choices: Schema.Array(
+    Schema.Struct({
+      index: Schema.optionalWith(Schema.Int, { default: () => 0 }),
+      message: ResponseMessage,
+      finish_reason: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null })
+    })
+  ),
+  usage: Schema.optional(Usage)
+})
+export type ChatCompletion = typeof ChatCompletion.Type
+
+/** A piece of a tool call inside a streamed delta; pieces with the same `index` are joined. */
+export const ToolCallDelta = Schema.Struct({
+  index: Schema.Int,
+  id: Schema.optional(Schema.String),
+  type: Schema.optional(Schema.String),
+  function: Schema.optional(
+    Schema.Struct({ name: Schema.optional(Schema.String), arguments: Schema.optional(Schema.String) })
+  )
+})
+
+/** One streamed chunk (`chat.completion.chunk`). */
+export const ChatChunk = Schema.Struct({
+  id: Schema.optional(Schema.String),
+  object: Schema.optional(Schema.String),
+  created: Schema.optional(Schema.Number),
+  model: Schema.optional(Schema.String),
+  choices: Schema.optionalWith(
+    Schema.Array(
+      Schema.Struct({
+        index: Schema.optionalWith(Schema.Int, { default: () => 0 }),
+        delta: Schema.optionalWith(
+          Schema.Struct({
+            role: Schema.optional(Schema.String),
+            content: Schema.optional(Schema.NullOr(Schema.String)),
+            tool_calls: Schema.optional(Schema.Array(ToolCallDelta))
+          }),
+          { default: () => ({}) }
+        ),
+        finish_reason: Schema.optional(Schema.NullOr(Schema.String))
+      })
+    ),
+    { default: () => [] }
+  ),
+  usage: Schema.optional(Schema.NullOr(Usage))
+})
+export type ChatChunk = typeof ChatChunk.Type
+
+// =============================================================================
+// Service
+// =============================================================================
+
+/** The chat service. */
+export interface Service {
+  /** The model used by helpers (e.g. `ask`) when none is given. */
+  readonly defaultModel: Option.Option<string>
+  /** One completion. */
+  readonly create: (request: ChatRequest) => Effect.Effect<ChatCompletion, RagError.ApiError>
+  /**
+   * A streamed completion: chunks as they arrive. An error event inside the stream fails it
+   * with `StreamError`; a chunk that does not decode fails it with `DecodeError`.
+   */
+  readonly stream: (
+    request: ChatRequest
+  ) => Stream.Stream<ChatChunk, RagError.ApiError | RagError.StreamError>
+}
+
+/** The Tag. */
+export class Chat extends Context.Tag("effect-rag/api/Chat")<Chat, Service>() {}
+
+/** The message a stream folds into. */
+export interface FoldedMessage {
+  readonly role: string
+  readonly content: string
+  readonly tool_calls: ReadonlyArray<ToolCall>
+  readonly finish_reason: string | null
+  readonly usage: Usage | undefined
+}
+
+interface Acc {
+  role: string
+  content: string
+  tools: Map<number, { id: string; name: string; arguments: string }>
+  finish_reason: string | null
+  usage: Usage | undefined
+}
+
+/** Adds one chunk (choice 0) to an accumulator. */
+const step = (acc: Acc, chunk: ChatChunk): Acc => {
+  if (chunk.usage) acc.usage = chunk.usage
+  const choice = chunk.choices.find((c) => c.index === 0)
+  if (choice === undefined) return acc
+  if (choice.delta.role) acc.role = choice.delta.role
+  if (choice.delta.content) acc.content += choice.delta.content
+  for (const piece of choice.delta.tool_calls ?? []) {
+    const current = acc.tools.get(piece.index) ?? { id: "", name: "", arguments: "" }
+    acc.tools.set(piece.index, {
+      id: piece.id ?? current.id,
+      name: current.name + (piece.function?.name ?? ""),
+      arguments: current.arguments + (piece.function?.arguments ?? "")
+    })
+  }
+  if (choice.finish_reason) acc.finish_reason = choice.finish_reason
+  return acc
+}
+
+/**
+ * Folds a stream of chunks into the final assistant message: content joined, tool-call pieces
+ * joined by `index` (ids and names from the first piece that carries them).
+ */
+export const foldStream = <E, R>(stream: Stream.Stream<ChatChunk, E, R>): Effect.Effect<FoldedMessage, E, R> =>
+  Stream.runFold(
+    stream,
+    { role: "assistant", content: "", tools: new Map(), finish_reason: null, usage: undefined } as Acc,
+    step
+  ).pipe(
+    Effect.map((acc) => ({
+      role: acc.role,
+      content: acc.content,
+      tool_calls: [...acc.tools.entries()]
+        .sort(([a], [b]) => a - b)
+        .map(([, t]) => ({ id: t.id, type: "function" as const, function: { name: t.name, arguments: t.arguments } })),
+      finish_reason: acc.finish_reason,
+      usage: acc.usage
+    }))
+  )
+
+/** Text deltas only: a stream of content strings (tool calls and empty deltas dropped). */
+export const textDeltas = <E, R>(stream: Stream.Stream<ChatChunk, E, R>): Stream.Stream<string, E, R> =>
+  Stream.filterMap(stream, (chunk) => {
+    const text = chunk.choices.find((c) => c.index === 0)?.delta.content
+    return text ? Option.some(text) : Option.none()
+  })
+
+// =============================================================================
+// Remote layer
+// =============================================================================
+
+const endpoint = "POST /v1/chat/completions"
+const decodeChunk = Schema.decodeUnknown(ChatChunk)
+
+/** Options of the remote layer. */
+export interface RemoteOptions {
+  /** A default model for helpers that need one (from `EFFECT_RAG_CHAT_MODEL` in the CLI). */
+  readonly model?: string | undefined
+}
+
+/** Builds the remote service. */
+export const make = (options: RemoteOptions = {}) =>
+  Effect.gen(function*() {
+    const http = yield* ApiHttp
+    const call = (body: unknown, stream: boolean) => ({
+      endpoint,
+      method: "POST" as const,
+      host: "base" as const,
+      path: "/v1/chat/completions",
+      body: { _tag: "Json" as const, value: body },
+      ...(stream ? { timeout: "stream" as const } : {})
+    })
+
+    const create = (request: ChatRequest) =>
+      http.encode(endpoint, WireRequest, { ...request, stream: false }).pipe(
+        Effect.flatMap((body) => http.json(call(body, false), ChatCompletion)),
+        Effect.withSpan("Chat.create", { attributes: { model: request.model } })
+      )
+
+    const parseEvent = (data: string): Effect.Effect<ChatChunk, RagError.ApiError | RagError.StreamError> => {
+      let json: unknown
+      try {
+        json = JSON.parse(data)
+      } catch {
+        return Effect.fail(
+          new RagError.DecodeError({ endpoint, path: "", message: `${endpoint}: a stream event is not JSON` })
+        )
+      }
+      if (typeof json === "object" && json !== null && "error" in json) {
+        const body = parseErrorBody(data, "error event in stream")
+        return Effect.fail(
+          new RagError.StreamError({
+            endpoint,
+            message: `${endpoint}: the stream reported an error: ${http.scrub(body.message)}`,
+            type: body.type,
+            code: body.code
+          })
+        )
+      }
+      return decodeChunk(json).pipe(Effect.mapError((error) => decodeError(endpoint, error)))
+    }
+
+    const stream = (request: ChatRequest) =>
+      Stream.unwrap(
+        http.encode(endpoint, WireRequest, { ...request, stream: true }).pipe(
+          Effect.map((body) =>
+            http.sse(call(body, true)).pipe(
+              Stream.map((event) => event.data.trim()),
+              Stream.takeWhile((data) => data !== "[DONE]"),
+              Stream.mapEffect(parseEvent)
+            )
+          )
+        )
+      )
+
+    return Chat.of({ defaultModel: Option.fromNullable(options.model), create, stream })
+  })
+
+/** The remote layer. */
+export const layer = (options: RemoteOptions = {}): Layer.Layer<Chat, never, ApiHttp> =>
+  Layer.effect(Chat, make(options))
