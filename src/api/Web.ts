@@ -83,7 +83,11 @@ export const PageMetadata = Schema.Struct({
   description: tolerant(Schema.String),
   language: tolerant(Schema.String),
   sourceURL: tolerant(Schema.String),
-  statusCode: tolerant(Schema.Int)
+  statusCode: tolerant(Schema.Int),
+  /** The URL of the final response when redirects were followed (Firecrawl v1 `url`). */
+  url: tolerant(Schema.String),
+  /** Why the page failed (a crawl records failed pages without failing the job). */
+  error: tolerant(Schema.String)
 })
 /** The metadata of a scraped page. */
 export type PageMetadata = typeof PageMetadata.Type

@@ -3,8 +3,7 @@
  * backoff that honours `Retry-After`, idempotency keys, and the mapping of every failure to an
  * `ApiError`. Every remote service is built on {@link ApiHttp}.
  */
-import { HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
-import { NodeHttpClient } from "@effect/platform-node"
+import { FetchHttpClient, HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
 import {
   Clock,
   Context,
@@ -322,7 +321,11 @@ const causeText = (cause: unknown): string => {
 export const layerWithoutHttpClient: Layer.Layer<ApiHttp, never, RagConfig.RagConfig | HttpClient.HttpClient> =
   Layer.effect(ApiHttp, make)
 
-/** The client on Node's undici HTTP client. */
+/**
+ * The client on Node's built-in `fetch`. (Not `NodeHttpClient.layerUndici`: the `undici`
+ * package it loads has its own `FormData` class and rejects the global one that multipart
+ * uploads build.)
+ */
 export const layer: Layer.Layer<ApiHttp, never, RagConfig.RagConfig> = layerWithoutHttpClient.pipe(
-  Layer.provide(NodeHttpClient.layerUndici)
+  Layer.provide(FetchHttpClient.layer)
 )
