@@ -1,0 +1,43 @@
+/**
+ * `npm run bench:retrieval [-- --dataset DIR] [--json FILE] [--embedder none|use-lite|onnx:DIR|remote]
+ *  [--passage-words N]`
+ *
+ * Runs the retrieval benchmark (src/bench/Runner.ts) on a BEIR folder (default: the shared
+ * SciFact, or $EFFECT_RAG_BENCH_DATASET), prints the table and writes the JSON report
+ * (default benchmarks/results/retrieval.json).
+ */
+import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import { Effect } from "effect"
+import { mkdirSync, writeFileSync } from "node:fs"
+import { dirname, join, resolve } from "node:path"
+import * as Runner from "../src/bench/Runner.js"
+import { resolveEmbedder } from "../src/cli/commands/bench.js"
+import { packageRoot, sharedPath } from "../src/internal/shared.js"
+
+const args = process.argv.slice(2)
+const flag = (name: string): string | undefined => {
+  const i = args.indexOf(`--${name}`)
+  return i === -1 ? undefined : args[i + 1]
+}
+const dataset = resolve(flag("dataset") ?? process.env["EFFECT_RAG_BENCH_DATASET"] ?? sharedPath("bench", "scifact"))
+const jsonPath = resolve(flag("json") ?? join(packageRoot(), "benchmarks", "results", "retrieval.json"))
+const embedderSpec = flag("embedder") ?? "none"
+const passageWords = Number(flag("passage-words") ?? "0")
+
+const program = Effect.gen(function*() {
+  const embedder = yield* resolveEmbedder(embedderSpec)
+  const report = yield* Runner.run({
+    dataset,
+    passageWords,
+    embedder: embedder.embedder,
+    noEmbedderReason: embedder.reason,
+    log: (line) => process.stderr.write(`\r${line}`.padEnd(60))
+  })
+  process.stderr.write("\n")
+  console.log(Runner.table(report))
+  mkdirSync(dirname(jsonPath), { recursive: true })
+  writeFileSync(jsonPath, JSON.stringify(report, null, 2) + "\n")
+  console.log(`wrote ${jsonPath}`)
+}).pipe(Effect.scoped, Effect.provide(NodeContext.layer))
+
+NodeRuntime.runMain(program)

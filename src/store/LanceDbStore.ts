@@ -1,0 +1,649 @@
+/**
+ * The LanceDB adapter of the {@link VectorStore} port: one table per collection on local disk.
+ *
+ * - **Schema.** `id`, `document_id`, `title`, `text`, `metadata` (JSON of all metadata), one
+ *   typed column `f_<name>` per declared field, and `vector` (`FixedSizeList<Float32>`) when
+ *   the collection has an embedding. The spec is stored in the Arrow schema metadata, so a
+ *   reopened table knows its embedding model and dimension.
+ * - **Upserts** are merge-inserts keyed by `id`, in batches of `batchSize` rows (default 512).
+ *   A row is rewritten only when its `content_hash` (of document id, title, text, metadata and
+ *   vector) changed, so re-upserting the same chunks changes nothing, not even the index.
+ * - **Full text.** Native BM25 indexes on `text` and `title` (English stemming and stop words).
+ *   Rows written after the last index update are still searched (flat), and indexes are brought
+ *   up to date by `optimize()`, which the adapter runs itself after a write once the unindexed
+ *   rows exceed `reindexAfter` (default 20,000) or the table has more than `maxFragments`
+ *   (default 64) fragments.
+ * - **Vector index.** Below `vectorIndexThreshold` rows (default 100,000) search is exact (flat
+ *   cosine). At the threshold the adapter builds an `IVF_HNSW_SQ` index with cosine distance
+ *   (no PQ training loss, good recall at this size), kept current by `optimize()`.
+ * - **Concurrency.** LanceDB resolves commit conflicts of concurrent writers itself in most
+ *   cases; the ones it gives up on (`commit conflict`, `retryable`, `too many concurrent
+ *   writers`) are retried here with jittered exponential backoff (`writeRetries`, default 8).
+ *   The connection reads with strong consistency (`readConsistencyInterval: 0`), so a handle
+ *   sees other processes' writes.
+ * - **Filters** compile to escaped SQL predicates (`internal/filter.ts`).
+ *
+ * `@lancedb/lancedb` 0.39 declares Node 22 in `engines`; it works on Node 20 (npm only warns).
+ *
+ * @since 0.1.0
+ */
+import * as lancedb from "@lancedb/lancedb"
+import * as arrow from "apache-arrow"
+import { Config, Context, Effect, Layer, Option, Schedule } from "effect"
+import { createHash } from "node:crypto"
+import { mkdirSync } from "node:fs"
+import * as Filters from "./internal/filter.js"
+import * as Fusion from "./internal/fusion.js"
+import { analyze } from "./internal/text.js"
+import {
+  type Chunk,
+  type Collection,
+  CollectionNotFound,
+  type CollectionSpec,
+  checkSpec,
+  describeEmbedding,
+  type DocumentEntry,
+  EmbeddingMismatch,
+  type Filter,
+  type Hit,
+  type HybridSearchOptions,
+  InvalidInput,
+  sameEmbedding,
+  type Scalar,
+  type SearchOptions,
+  type Service as VectorStoreService,
+  StoreError,
+  type TextQuery,
+  type TextSearchOptions,
+  type UpsertResult,
+  VectorStore,
+  type VectorStoreError
+} from "./VectorStore.js"
+
+// =============================================================================
+// Options
+// =============================================================================
+
+/** Options of the LanceDB adapter. */
+export interface Options {
+  /** The database folder (created when missing). */
+  readonly uri: string
+  /** Rows per merge-insert (default 512). */
+  readonly batchSize?: number | undefined
+  /** Rows at which a vector index is built (default 100,000). */
+  readonly vectorIndexThreshold?: number | undefined
+  /** Unindexed rows after which a write triggers `optimize()` (default 20,000). */
+  readonly reindexAfter?: number | undefined
+  /** Fragments after which a write triggers `optimize()` (default 64). */
+  readonly maxFragments?: number | undefined
+  /** Retries of a write that hit a commit conflict (default 8). */
+  readonly writeRetries?: number | undefined
+}
+
+/** The adapter's own service: the port plus what only LanceDB has. */
+export interface Service extends VectorStoreService {
+  /** The database folder. */
+  readonly uri: string
+  /** The raw connection, for what the port does not cover (held by the layer's scope). */
+  readonly connection: lancedb.Connection
+}
+
+/** The adapter's Tag (the layer provides it and {@link VectorStore}). */
+export class LanceDbStore extends Context.Tag("effect-rag/store/LanceDbStore")<LanceDbStore, Service>() {}
+
+const specKey = "effect_rag.spec"
+
+// =============================================================================
+// Helpers
+// =============================================================================
+
+const messageOf = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
+
+const storeError = (op: string) => (cause: unknown) =>
+  new StoreError({ op, message: `${op}: ${messageOf(cause)}`, cause })
+
+/** Whether a LanceDB error is a commit conflict worth another attempt. */
+export const isConflict = (e: VectorStoreError): boolean =>
+  e._tag === "StoreError" &&
+  /conflict|retryable|concurrent|too many|was modified|preempted/i.test(e.message)
+
+// Booleans are stored as Int8 0/1: apache-arrow 18's IPC writer sends an all-null Bool column
+// with an empty value buffer, which LanceDB rejects.
+const fieldType = (t: string): arrow.DataType =>
+  t === "number" ? new arrow.Float64() : t === "boolean" ? new arrow.Int8() : new arrow.Utf8()
+
+const schemaOf = (spec: CollectionSpec): arrow.Schema => {
+  const fields: Array<arrow.Field> = [
+    new arrow.Field("id", new arrow.Utf8(), false),
+    new arrow.Field("document_id", new arrow.Utf8(), false),
+    new arrow.Field("title", new arrow.Utf8(), true),
+    new arrow.Field("text", new arrow.Utf8(), false),
+    // title + text: the field plain BM25 scores (the title alone is indexed too, for boosting)
+    new arrow.Field("content", new arrow.Utf8(), false),
+    new arrow.Field("metadata", new arrow.Utf8(), false),
+    new arrow.Field("content_hash", new arrow.Utf8(), false)
+  ]
+  for (const [name, type] of Object.entries(spec.fields ?? {})) {
+    fields.push(new arrow.Field(Filters.fieldColumn(name), fieldType(type), true))
+  }
+  if (spec.embedding !== undefined) {
+    fields.push(
+      new arrow.Field(
+        "vector",
+        new arrow.FixedSizeList(spec.embedding.dimension, new arrow.Field("item", new arrow.Float32(), true)),
+        false
+      )
+    )
+  }
+  return new arrow.Schema(fields, new Map([[specKey, JSON.stringify(spec)]]))
+}
+
+const parseSpec = (name: string, schema: arrow.Schema): CollectionSpec | undefined => {
+  const raw = schema.metadata.get(specKey)
+  if (raw === undefined) return undefined
+  try {
+    const s = JSON.parse(raw) as CollectionSpec
+    return { ...s, name }
+  } catch {
+    return undefined
+  }
+}
+
+/** A digest of everything stored for a chunk: an unchanged chunk is not rewritten. */
+export const contentHash = (chunk: Chunk): string => {
+  const h = createHash("sha256")
+  h.update(JSON.stringify([chunk.documentId, chunk.title ?? null, chunk.text, chunk.metadata ?? {}]))
+  if (chunk.vector !== undefined) {
+    const v = Float32Array.from(chunk.vector)
+    h.update(new Uint8Array(v.buffer, v.byteOffset, v.byteLength))
+  }
+  return h.digest("base64url")
+}
+
+const toRow = (spec: CollectionSpec, chunk: Chunk): Record<string, unknown> | string => {
+  if (chunk.id === "") return "a chunk id must not be empty"
+  const row: Record<string, unknown> = {
+    id: chunk.id,
+    document_id: chunk.documentId,
+    title: chunk.title ?? null,
+    text: chunk.text,
+    content: chunk.title === undefined || chunk.title === "" ? chunk.text : `${chunk.title}\n${chunk.text}`,
+    metadata: JSON.stringify(chunk.metadata ?? {})
+  }
+  for (const [name, type] of Object.entries(spec.fields ?? {})) {
+    const v = chunk.metadata?.[name] ?? null
+    if (v !== null && typeof v !== type) {
+      return `chunk ${chunk.id}: metadata field ${name} must be a ${type}, got ${JSON.stringify(v)}`
+    }
+    if (type === "number" && v !== null && !Number.isFinite(v)) return `chunk ${chunk.id}: metadata field ${name} is not finite`
+    row[Filters.fieldColumn(name)] = v
+  }
+  if (spec.embedding !== undefined) {
+    if (chunk.vector === undefined) return `chunk ${chunk.id}: the collection ${spec.name} needs a vector (${describeEmbedding(spec.embedding)})`
+    row["vector"] = chunk.vector
+  }
+  row["content_hash"] = contentHash(chunk)
+  return row
+}
+
+// Columns are built by hand: apache-arrow 18's row builder leaves buffers short when a nullable
+// column ends in nulls (LanceDB then rejects the batch: "Need at least N bytes in buffers[0]").
+
+const validity = (values: ReadonlyArray<unknown>): { bitmap: Uint8Array; nullCount: number } => {
+  const bitmap = new Uint8Array(Math.max(1, Math.ceil(values.length / 8)))
+  let nullCount = 0
+  values.forEach((v, i) => {
+    if (v === null || v === undefined) nullCount++
+    else bitmap[i >> 3]! |= 1 << (i & 7)
+  })
+  return { bitmap, nullCount }
+}
+
+const utf8Data = (values: ReadonlyArray<unknown>): arrow.Data => {
+  const encoder = new TextEncoder()
+  const parts = values.map((v) => (typeof v === "string" ? encoder.encode(v) : new Uint8Array(0)))
+  const offsets = new Int32Array(values.length + 1)
+  parts.forEach((p, i) => (offsets[i + 1] = offsets[i]! + p.length))
+  const data = new Uint8Array(Math.max(1, offsets[values.length]!))
+  parts.forEach((p, i) => data.set(p, offsets[i]!))
+  const { bitmap, nullCount } = validity(values)
+  return arrow.makeData({ type: new arrow.Utf8(), length: values.length, nullCount, nullBitmap: bitmap, valueOffsets: offsets, data })
+}
+
+const float64Data = (values: ReadonlyArray<unknown>): arrow.Data => {
+  const data = new Float64Array(values.length)
+  values.forEach((v, i) => (data[i] = typeof v === "number" ? v : 0))
+  const { bitmap, nullCount } = validity(values)
+  return arrow.makeData({ type: new arrow.Float64(), length: values.length, nullCount, nullBitmap: bitmap, data })
+}
+
+const int8Data = (values: ReadonlyArray<unknown>): arrow.Data => {
+  const data = new Int8Array(values.length)
+  values.forEach((v, i) => (data[i] = v === true ? 1 : 0))
+  const { bitmap, nullCount } = validity(values)
+  return arrow.makeData({ type: new arrow.Int8(), length: values.length, nullCount, nullBitmap: bitmap, data })
+}
+
+const vectorData = (type: arrow.FixedSizeList, values: ReadonlyArray<unknown>): arrow.Data => {
+  const dim = type.listSize
+  const flat = new Float32Array(values.length * dim)
+  values.forEach((v, i) => flat.set(v as ArrayLike<number>, i * dim))
+  const child = arrow.makeData({ type: new arrow.Float32(), length: flat.length, nullCount: 0, data: flat })
+  return arrow.makeData({ type, length: values.length, nullCount: 0, child })
+}
+
+const toArrow = (spec: CollectionSpec, rows: ReadonlyArray<Record<string, unknown>>): arrow.Table => {
+  const schema = schemaOf(spec)
+  const children = schema.fields.map((f) => {
+    const values = rows.map((r) => r[f.name] ?? null)
+    if (f.type instanceof arrow.Utf8) return utf8Data(values)
+    if (f.type instanceof arrow.Float64) return float64Data(values)
+    if (f.type instanceof arrow.Int8) return int8Data(values)
+    return vectorData(f.type as arrow.FixedSizeList, values)
+  })
+  const struct = arrow.makeData({ type: new arrow.Struct(schema.fields), length: rows.length, nullCount: 0, children })
+  return new arrow.Table([new arrow.RecordBatch(schema, struct)])
+}
+
+const toHit = (row: Record<string, unknown>, score: number): Hit => {
+  let metadata: Record<string, Scalar> = {}
+  try {
+    metadata = JSON.parse(String(row["metadata"] ?? "{}")) as Record<string, Scalar>
+  } catch {
+    metadata = {}
+  }
+  const title = row["title"]
+  return {
+    id: String(row["id"]),
+    documentId: String(row["document_id"]),
+    text: String(row["text"] ?? ""),
+    title: typeof title === "string" ? title : undefined,
+    metadata,
+    score
+  }
+}
+
+const hitColumns = (spec: CollectionSpec): Array<string> => ["id", "document_id", "title", "text", "metadata"]
+  .concat(Object.keys(spec.fields ?? {}).map(Filters.fieldColumn))
+
+// =============================================================================
+// Collections
+// =============================================================================
+
+interface Settings {
+  readonly batchSize: number
+  readonly vectorIndexThreshold: number
+  readonly reindexAfter: number
+  readonly maxFragments: number
+  readonly retry: Schedule.Schedule<unknown, VectorStoreError>
+}
+
+const makeCollection = (table: lancedb.Table, spec: CollectionSpec, settings: Settings): Collection => {
+  // Writes of this process to this table go one at a time (other processes: see upsert).
+  const writeLock = Effect.unsafeMakeSemaphore(1)
+  const attempt = <A>(op: string, f: () => Promise<A>): Effect.Effect<A, StoreError> =>
+    Effect.tryPromise({ try: f, catch: storeError(`${spec.name}.${op}`) })
+  const write = <A>(op: string, f: () => Promise<A>): Effect.Effect<A, VectorStoreError> =>
+    attempt(op, f).pipe(Effect.retry(settings.retry))
+
+  const where = (filter: Filter | undefined): Effect.Effect<string | undefined, InvalidInput> => {
+    if (filter === undefined) return Effect.succeed(undefined)
+    const problem = Filters.validate(spec, filter)
+    return problem === undefined ? Effect.succeed(Filters.toSql(filter)) : Effect.fail(new InvalidInput({ message: problem }))
+  }
+
+  const checkVector = (v: Float32Array | ReadonlyArray<number>): Effect.Effect<void, EmbeddingMismatch> =>
+    spec.embedding === undefined
+      ? Effect.fail(
+        new EmbeddingMismatch({
+          collection: spec.name,
+          expected: describeEmbedding(undefined),
+          actual: `a ${v.length}-d vector`,
+          message: `collection ${spec.name} was created without an embedding: it serves full-text search only`
+        })
+      )
+      : v.length !== spec.embedding.dimension
+      ? Effect.fail(
+        new EmbeddingMismatch({
+          collection: spec.name,
+          expected: describeEmbedding(spec.embedding),
+          actual: `a ${v.length}-d vector`,
+          message: `collection ${spec.name} holds ${describeEmbedding(spec.embedding)} vectors, got a ${v.length}-d one`
+        })
+      )
+      : Effect.void
+
+  // ---------------------------------------------------------------------------
+  // Index maintenance
+  // ---------------------------------------------------------------------------
+
+  const ftsIndexed = (): Effect.Effect<Set<string>, StoreError> =>
+    attempt("listIndices", () => table.listIndices()).pipe(Effect.map((ix) => new Set(ix.flatMap((i) => i.columns))))
+
+  /** Creates the FTS indexes (and the vector index past the threshold) when missing. */
+  const ensureIndexes = Effect.gen(function*() {
+    const have = yield* ftsIndexed()
+    for (const column of ["content", "title"]) {
+      if (!have.has(column)) {
+        yield* write(`createIndex(${column})`, () =>
+          table.createIndex(column, { config: lancedb.Index.fts({ withPosition: false }), replace: true }))
+      }
+    }
+    if (spec.embedding !== undefined && !have.has("vector")) {
+      const rows = yield* attempt("countRows", () => table.countRows())
+      if (rows >= settings.vectorIndexThreshold) {
+        yield* write("createIndex(vector)", () =>
+          table.createIndex("vector", { config: lancedb.Index.hnswSq({ distanceType: "cosine" }), replace: true }))
+      }
+    }
+  })
+
+  const optimize = () =>
+    Effect.gen(function*() {
+      yield* ensureIndexes
+      yield* write("optimize", () => table.optimize({ cleanupOlderThan: new Date(Date.now() - 60_000) }))
+    }).pipe(Effect.withSpan("LanceDbStore.optimize", { attributes: { collection: spec.name } }))
+
+  /** After a write: optimize when unindexed rows or fragments pile up. */
+  const maintain = Effect.gen(function*() {
+    yield* ensureIndexes
+    const stats = yield* attempt("indexStats", () => table.indexStats("content_idx"))
+    const tstats = yield* attempt("stats", () => table.stats())
+    if ((stats?.numUnindexedRows ?? 0) >= settings.reindexAfter || tstats.fragmentStats.numFragments > settings.maxFragments) {
+      yield* optimize()
+    }
+  })
+
+  // ---------------------------------------------------------------------------
+  // Writes
+  // ---------------------------------------------------------------------------
+
+  const upsert = (chunks: ReadonlyArray<Chunk>) =>
+    Effect.gen(function*() {
+      let inserted = 0
+      let updated = 0
+      for (let i = 0; i < chunks.length; i += settings.batchSize) {
+        const batch = chunks.slice(i, i + settings.batchSize)
+        const rows: Array<Record<string, unknown>> = []
+        const seen = new Map<string, number>()
+        for (const chunk of batch) {
+          if (chunk.vector !== undefined || spec.embedding !== undefined) {
+            if (chunk.vector === undefined) {
+              return yield* new EmbeddingMismatch({
+                collection: spec.name,
+                expected: describeEmbedding(spec.embedding),
+                actual: "no vector",
+                message: `chunk ${chunk.id}: the collection ${spec.name} needs a vector (${describeEmbedding(spec.embedding)})`
+              })
+            }
+            yield* checkVector(chunk.vector)
+          }
+          const row = toRow(spec, chunk)
+          if (typeof row === "string") return yield* new InvalidInput({ message: row })
+          // The last of several chunks with one id in a batch wins (merge-insert would duplicate).
+          const at = seen.get(chunk.id)
+          if (at === undefined) {
+            seen.set(chunk.id, rows.length)
+            rows.push(row)
+          } else rows[at] = row
+        }
+        const data = toArrow(spec, rows)
+        const merge = () =>
+          table.mergeInsert("id")
+            // An unchanged chunk is left alone: no rewrite, no index churn.
+            .whenMatchedUpdateAll({ where: "target.content_hash <> source.content_hash" })
+            .whenNotMatchedInsertAll()
+            .execute(data)
+        const result = yield* writeLock.withPermits(1)(write("mergeInsert", merge))
+        inserted += result.numInsertedRows
+        updated += result.numUpdatedRows
+        // Two writers (other processes, other connections) inserting the same new id at once
+        // can both succeed: check the batch's ids and repair duplicates (delete, merge again).
+        const idsSql = Filters.toSql({ _tag: "In", field: "__id", values: rows.map((r) => r["id"] as string) })
+        for (let round = 0; round < 5; round++) {
+          const present = yield* attempt("countRows", () => table.countRows(idsSql))
+          if (present <= rows.length) break
+          yield* writeLock.withPermits(1)(
+            write("repairDuplicates", () => table.delete(idsSql)).pipe(Effect.zipRight(write("mergeInsert", merge)))
+          )
+        }
+      }
+      yield* maintain
+      return { inserted, updated } satisfies UpsertResult
+    }).pipe(Effect.withSpan("LanceDbStore.upsert", { attributes: { collection: spec.name, chunks: chunks.length } }))
+
+  const deleteBy = (op: string, predicate: string) =>
+    write(op, () => table.delete(predicate)).pipe(
+      Effect.map((r) => r.numDeletedRows),
+      Effect.tap(() => maintain)
+    )
+
+  const deleteDocuments = (documentIds: ReadonlyArray<string>) =>
+    Effect.gen(function*() {
+      let total = 0
+      for (let i = 0; i < documentIds.length; i += 256) {
+        const ids = documentIds.slice(i, i + 256)
+        if (ids.length === 0) continue
+        total += yield* deleteBy("deleteDocuments", Filters.toSql({ _tag: "In", field: "documentId", values: ids }))
+      }
+      return total
+    })
+
+  const deleteWhere = (filter: Filter) =>
+    where(filter).pipe(Effect.flatMap((sql) => deleteBy("deleteWhere", sql!)))
+
+  // ---------------------------------------------------------------------------
+  // Searches
+  // ---------------------------------------------------------------------------
+
+  const ftsQuery = (query: TextQuery, titleBoost: number): lancedb.FullTextQuery | undefined => {
+    const parts: Array<{ text: string; weight: number }> = typeof query === "string"
+      ? [{ text: query, weight: 1 }]
+      : query.terms.filter((t) => t.weight > 0)
+    // Words the analyzer would drop entirely make LanceDB fail; leave them out.
+    const live = parts.filter((p) => analyze(p.text).length > 0)
+    if (live.length === 0) return undefined
+    const clauses: Array<[lancedb.Occur, lancedb.FullTextQuery]> = []
+    for (const p of live) {
+      clauses.push([lancedb.Occur.Should, new lancedb.MatchQuery(p.text, "content", { boost: p.weight })])
+      if (titleBoost > 0) {
+        clauses.push([lancedb.Occur.Should, new lancedb.MatchQuery(p.text, "title", { boost: p.weight * titleBoost })])
+      }
+    }
+    return new lancedb.BooleanQuery(clauses)
+  }
+
+  const searchText = (query: TextQuery, options: TextSearchOptions = {}) =>
+    Effect.gen(function*() {
+      const predicate = yield* where(options.filter)
+      const q = ftsQuery(query, options.titleBoost ?? 0)
+      if (q === undefined) return [] as ReadonlyArray<Hit>
+      const limit = Math.max(1, options.limit ?? 10)
+      const rows = yield* attempt("searchText", () => {
+        let s = (table.search(q) as lancedb.Query).select([...hitColumns(spec), "_score"]).limit(limit)
+        if (predicate !== undefined) s = s.where(predicate)
+        return s.toArray() as Promise<Array<Record<string, unknown>>>
+      })
+      return rows.map((r) => toHit(r, Number(r["_score"] ?? 0)))
+    }).pipe(Effect.withSpan("LanceDbStore.searchText", { attributes: { collection: spec.name } }))
+
+  const searchVector = (vector: Float32Array | ReadonlyArray<number>, options: SearchOptions = {}) =>
+    Effect.gen(function*() {
+      yield* checkVector(vector)
+      const predicate = yield* where(options.filter)
+      const limit = Math.max(1, options.limit ?? 10)
+      const rows = yield* attempt("searchVector", () => {
+        let s = table.vectorSearch(Array.from(vector)).distanceType("cosine").select(hitColumns(spec)).limit(limit)
+        if (predicate !== undefined) s = s.where(predicate)
+        return s.toArray() as Promise<Array<Record<string, unknown>>>
+      })
+      return rows.map((r) => toHit(r, 1 - Number(r["_distance"] ?? 1)))
+    }).pipe(Effect.withSpan("LanceDbStore.searchVector", { attributes: { collection: spec.name } }))
+
+  const searchHybrid = (
+    query: { readonly text: TextQuery; readonly vector: Float32Array | ReadonlyArray<number> },
+    options: HybridSearchOptions = {}
+  ) =>
+    Effect.gen(function*() {
+      const limit = Math.max(1, options.limit ?? 10)
+      const candidates = Math.max(limit, options.candidates ?? 100)
+      const [text, vec] = yield* Effect.all([
+        searchText(query.text, { ...options, limit: candidates }),
+        searchVector(query.vector, { filter: options.filter, limit: candidates })
+      ], { concurrency: 2 })
+      return Fusion.fuse(text, vec, options.fusion, limit)
+    })
+
+  const count = (filter?: Filter) =>
+    where(filter).pipe(Effect.flatMap((sql) => attempt("count", () => table.countRows(sql))))
+
+  const listDocuments = () =>
+    attempt("listDocuments", async () => {
+      const counts = new Map<string, number>()
+      for await (const batch of table.query().select(["document_id"])) {
+        const col = batch.getChild("document_id")
+        if (col === null) continue
+        for (let i = 0; i < batch.numRows; i++) {
+          const id = String(col.get(i))
+          counts.set(id, (counts.get(id) ?? 0) + 1)
+        }
+      }
+      return [...counts.entries()]
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .map(([documentId, chunks]): DocumentEntry => ({ documentId, chunks }))
+    })
+
+  return { spec, upsert, deleteDocuments, deleteWhere, searchText, searchVector, searchHybrid, count, listDocuments, optimize }
+}
+
+/** The default fusion of hybrid search (see `internal/fusion.ts`). */
+export const defaultFusion = Fusion.defaultFusion
+
+// =============================================================================
+// Constructor and layers
+// =============================================================================
+
+/** Connects to the database in `options.uri`; the connection closes with the scope. */
+export const make = (options: Options) =>
+  Effect.gen(function*() {
+    const settings: Settings = {
+      batchSize: Math.max(1, options.batchSize ?? 512),
+      vectorIndexThreshold: Math.max(1, options.vectorIndexThreshold ?? 100_000),
+      reindexAfter: Math.max(1, options.reindexAfter ?? 20_000),
+      maxFragments: Math.max(1, options.maxFragments ?? 64),
+      retry: Schedule.exponential("20 millis").pipe(
+        Schedule.jittered,
+        Schedule.intersect(Schedule.recurs(Math.max(0, options.writeRetries ?? 8))),
+        Schedule.whileInput((e: VectorStoreError) => isConflict(e))
+      )
+    }
+    const connection = yield* Effect.acquireRelease(
+      Effect.tryPromise({
+        try: async () => {
+          mkdirSync(options.uri, { recursive: true })
+          return lancedb.connect(options.uri, { readConsistencyInterval: 0 })
+        },
+        catch: storeError("connect")
+      }),
+      (db) => Effect.sync(() => db.close())
+    )
+    // One handle per table name, shared by every caller of this layer.
+    const open = new Map<string, Collection>()
+    const attempt = <A>(op: string, f: () => Promise<A>) => Effect.tryPromise({ try: f, catch: storeError(op) })
+
+    const openExisting = (name: string): Effect.Effect<Option.Option<Collection>, VectorStoreError> =>
+      Effect.gen(function*() {
+        const cached = open.get(name)
+        if (cached !== undefined) return Option.some(cached)
+        const names = yield* attempt("tableNames", () => connection.tableNames())
+        if (!names.includes(name)) return Option.none()
+        const table = yield* attempt("openTable", () => connection.openTable(name))
+        const schema = yield* attempt("schema", () => table.schema())
+        const spec = parseSpec(name, schema)
+        if (spec === undefined) {
+          return yield* new InvalidInput({ message: `table ${name} was not created by effect-rag (no ${specKey} in its schema)` })
+        }
+        const c = makeCollection(table, spec, settings)
+        open.set(name, c)
+        return Option.some(c)
+      })
+
+    const collection = (requested: CollectionSpec) =>
+      Effect.gen(function*() {
+        const problem = checkSpec(requested)
+        if (problem !== undefined) return yield* new InvalidInput({ message: problem })
+        const existing = yield* openExisting(requested.name)
+        if (Option.isSome(existing)) {
+          const stored = existing.value.spec
+          if (!sameEmbedding(stored.embedding, requested.embedding)) {
+            return yield* new EmbeddingMismatch({
+              collection: requested.name,
+              expected: describeEmbedding(stored.embedding),
+              actual: describeEmbedding(requested.embedding),
+              message: `collection ${requested.name} was created with ${describeEmbedding(stored.embedding)}, not ${describeEmbedding(requested.embedding)}`
+            })
+          }
+          for (const [f, t] of Object.entries(requested.fields ?? {})) {
+            if (stored.fields?.[f] !== t) {
+              return yield* new InvalidInput({
+                message: `collection ${requested.name} has no ${t} field ${f} (declared: ${JSON.stringify(stored.fields ?? {})})`
+              })
+            }
+          }
+          return existing.value
+        }
+        const table = yield* attempt("createTable", () =>
+          connection.createEmptyTable(requested.name, schemaOf(requested), { mode: "create", existOk: true }))
+        // Another writer may have created it first: read back what is stored.
+        const schema = yield* attempt("schema", () => table.schema())
+        const spec = parseSpec(requested.name, schema) ?? requested
+        if (!sameEmbedding(spec.embedding, requested.embedding)) {
+          return yield* new EmbeddingMismatch({
+            collection: requested.name,
+            expected: describeEmbedding(spec.embedding),
+            actual: describeEmbedding(requested.embedding),
+            message: `collection ${requested.name} was created with ${describeEmbedding(spec.embedding)}, not ${describeEmbedding(requested.embedding)}`
+          })
+        }
+        const c = makeCollection(table, spec, settings)
+        open.set(requested.name, c)
+        return c
+      }).pipe(Effect.withSpan("LanceDbStore.collection", { attributes: { name: requested.name } }))
+
+    const service: Service = {
+      backend: "lancedb",
+      uri: options.uri,
+      connection,
+      collection,
+      open: (name) =>
+        openExisting(name).pipe(
+          Effect.flatMap(Option.match({
+            onNone: () => Effect.fail(new CollectionNotFound({ name, message: `no collection ${name} in ${options.uri}` })),
+            onSome: Effect.succeed
+          }))
+        ),
+      list: () => attempt("tableNames", () => connection.tableNames()),
+      drop: (name) =>
+        Effect.gen(function*() {
+          open.delete(name)
+          const names = yield* attempt("tableNames", () => connection.tableNames())
+          if (names.includes(name)) yield* attempt("dropTable", () => connection.dropTable(name))
+        })
+    }
+    return service
+  })
+
+/** A layer providing {@link LanceDbStore} and the {@link VectorStore} port. */
+export const layer = (options: Options): Layer.Layer<LanceDbStore | VectorStore, StoreError> =>
+  Layer.scopedContext(
+    make(options).pipe(Effect.map((s) => Context.make(LanceDbStore, s).pipe(Context.add(VectorStore, s))))
+  )
+
+/** The same from `EFFECT_RAG_STORE_DIR` (default `.effect-rag/lancedb`). */
+export const layerConfig: Layer.Layer<LanceDbStore | VectorStore, StoreError | import("effect/ConfigError").ConfigError> =
+  Layer.unwrapEffect(
+    Config.string("EFFECT_RAG_STORE_DIR").pipe(
+      Config.withDefault(".effect-rag/lancedb"),
+      Effect.map((uri) => layer({ uri }))
+    )
+  )

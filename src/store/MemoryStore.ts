@@ -1,0 +1,238 @@
+/**
+ * An in-memory implementation of the {@link VectorStore} port, for tests of the code above the
+ * store and for small throw-away collections. Same validation and errors as the LanceDB
+ * adapter; full text is the BM25F index of `internal/bm25.ts` (title as its own field), vector
+ * search is exact cosine. Nothing is persisted.
+ *
+ * @since 0.1.0
+ */
+import { Effect, Layer, Option, Ref } from "effect"
+import { Bm25Index, type WeightedQuery } from "./internal/bm25.js"
+import * as Filters from "./internal/filter.js"
+import { analyze } from "./internal/text.js"
+import { fuse } from "./internal/fusion.js"
+import { contentHash } from "./LanceDbStore.js"
+import {
+  type Chunk,
+  type Collection,
+  CollectionNotFound,
+  type CollectionSpec,
+  checkSpec,
+  describeEmbedding,
+  documentIdField,
+  EmbeddingMismatch,
+  type Filter,
+  type Hit,
+  InvalidInput,
+  sameEmbedding,
+  type Scalar,
+  type Service,
+  type TextQuery,
+  VectorStore
+} from "./VectorStore.js"
+
+interface Row {
+  readonly chunk: Chunk
+  readonly vector: Float32Array | undefined
+  readonly norm: number
+}
+
+const normOf = (v: Float32Array): number => {
+  let s = 0
+  for (let i = 0; i < v.length; i++) s += v[i]! * v[i]!
+  return Math.sqrt(s)
+}
+
+const toHit = (chunk: Chunk, score: number): Hit => ({
+  id: chunk.id,
+  documentId: chunk.documentId,
+  text: chunk.text,
+  title: chunk.title,
+  metadata: chunk.metadata ?? {},
+  score
+})
+
+const makeCollection = (spec: CollectionSpec, titleBoostIndexes: Map<number, Bm25Index>): Collection => {
+  const rows = new Map<string, Row>()
+  const indexFor = (titleBoost: number): Bm25Index => {
+    let ix = titleBoostIndexes.get(titleBoost)
+    if (ix === undefined) {
+      ix = new Bm25Index({ titleWeight: titleBoost })
+      for (const r of rows.values()) ix.upsert({ id: r.chunk.id, title: r.chunk.title, text: r.chunk.text })
+      titleBoostIndexes.set(titleBoost, ix)
+    }
+    return ix
+  }
+  const get = (chunk: Chunk) => (field: string): Scalar | undefined =>
+    field === documentIdField ? chunk.documentId : chunk.metadata?.[field]
+  const checkFilter = (filter: Filter | undefined) => {
+    if (filter === undefined) return Effect.succeed((_: Chunk) => true)
+    const problem = Filters.validate(spec, filter)
+    return problem === undefined
+      ? Effect.succeed((c: Chunk) => Filters.matches(filter, get(c)))
+      : Effect.fail(new InvalidInput({ message: problem }))
+  }
+  const checkVector = (v: ArrayLike<number>) =>
+    spec.embedding === undefined || v.length !== spec.embedding.dimension
+      ? Effect.fail(
+        new EmbeddingMismatch({
+          collection: spec.name,
+          expected: describeEmbedding(spec.embedding),
+          actual: `a ${v.length}-d vector`,
+          message: spec.embedding === undefined
+            ? `collection ${spec.name} was created without an embedding: it serves full-text search only`
+            : `collection ${spec.name} holds ${describeEmbedding(spec.embedding)} vectors, got a ${v.length}-d one`
+        })
+      )
+      : Effect.void
+
+  const remove = (ids: ReadonlyArray<string>) => {
+    for (const id of ids) {
+      rows.delete(id)
+      for (const ix of titleBoostIndexes.values()) ix.remove(id)
+    }
+    return ids.length
+  }
+
+  const searchText = (query: TextQuery, options: { limit?: number | undefined; filter?: Filter | undefined; titleBoost?: number | undefined } = {}) =>
+    Effect.gen(function*() {
+      const accept = yield* checkFilter(options.filter)
+      const q = new Map<string, number>()
+      const parts = typeof query === "string" ? [{ text: query, weight: 1 }] : query.terms
+      for (const p of parts) for (const t of analyze(p.text)) q.set(t.term, (q.get(t.term) ?? 0) + p.weight)
+      const hits = indexFor(1 + (options.titleBoost ?? 0)).search(q as WeightedQuery, Math.max(1, options.limit ?? 10), (id) => {
+        const r = rows.get(id)
+        return r !== undefined && accept(r.chunk)
+      })
+      return hits.map((h) => toHit(rows.get(h.id)!.chunk, h.score))
+    })
+
+  const searchVector = (vector: Float32Array | ReadonlyArray<number>, options: { limit?: number | undefined; filter?: Filter | undefined } = {}) =>
+    Effect.gen(function*() {
+      yield* checkVector(vector)
+      const accept = yield* checkFilter(options.filter)
+      const q = Float32Array.from(vector)
+      const qn = normOf(q) || 1
+      const scored: Array<Hit> = []
+      for (const r of rows.values()) {
+        if (r.vector === undefined || !accept(r.chunk)) continue
+        let dot = 0
+        for (let i = 0; i < q.length; i++) dot += q[i]! * r.vector[i]!
+        scored.push(toHit(r.chunk, dot / (qn * (r.norm || 1))))
+      }
+      scored.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1))
+      return scored.slice(0, Math.max(1, options.limit ?? 10))
+    })
+
+  return {
+    spec,
+    upsert: (chunks) =>
+      Effect.gen(function*() {
+        const prepared: Array<Row> = []
+        for (const chunk of chunks) {
+          if (chunk.id === "") return yield* new InvalidInput({ message: "a chunk id must not be empty" })
+          if (spec.embedding !== undefined || chunk.vector !== undefined) {
+            if (chunk.vector === undefined) {
+              return yield* new EmbeddingMismatch({
+                collection: spec.name,
+                expected: describeEmbedding(spec.embedding),
+                actual: "no vector",
+                message: `chunk ${chunk.id}: the collection ${spec.name} needs a vector (${describeEmbedding(spec.embedding)})`
+              })
+            }
+            yield* checkVector(chunk.vector)
+          }
+          for (const [name, type] of Object.entries(spec.fields ?? {})) {
+            const v = chunk.metadata?.[name] ?? null
+            if (v !== null && (typeof v !== type || (type === "number" && !Number.isFinite(v)))) {
+              return yield* new InvalidInput({ message: `chunk ${chunk.id}: metadata field ${name} must be a ${type}, got ${JSON.stringify(v)}` })
+            }
+          }
+          const vector = chunk.vector === undefined ? undefined : Float32Array.from(chunk.vector)
+          prepared.push({ chunk, vector, norm: vector === undefined ? 0 : normOf(vector) })
+        }
+        let inserted = 0
+        let updated = 0
+        for (const r of prepared) {
+          const old = rows.get(r.chunk.id)
+          if (old !== undefined && contentHash(old.chunk) === contentHash(r.chunk)) continue
+          if (old !== undefined) updated++
+          else inserted++
+          rows.set(r.chunk.id, r)
+          for (const ix of titleBoostIndexes.values()) ix.upsert({ id: r.chunk.id, title: r.chunk.title, text: r.chunk.text })
+        }
+        return { inserted, updated }
+      }),
+    deleteDocuments: (documentIds) =>
+      Effect.sync(() => {
+        const set = new Set(documentIds)
+        return remove([...rows.values()].filter((r) => set.has(r.chunk.documentId)).map((r) => r.chunk.id))
+      }),
+    deleteWhere: (filter) =>
+      Effect.map(checkFilter(filter), (accept) => remove([...rows.values()].filter((r) => accept(r.chunk)).map((r) => r.chunk.id))),
+    searchText,
+    searchVector,
+    searchHybrid: (query, options = {}) =>
+      Effect.gen(function*() {
+        const limit = Math.max(1, options.limit ?? 10)
+        const candidates = Math.max(limit, options.candidates ?? 100)
+        const text = yield* searchText(query.text, { ...options, limit: candidates })
+        const vec = yield* searchVector(query.vector, { filter: options.filter, limit: candidates })
+        return fuse(text, vec, options.fusion, limit)
+      }),
+    count: (filter) =>
+      Effect.map(checkFilter(filter), (accept) => [...rows.values()].filter((r) => accept(r.chunk)).length),
+    listDocuments: () =>
+      Effect.sync(() => {
+        const counts = new Map<string, number>()
+        for (const r of rows.values()) counts.set(r.chunk.documentId, (counts.get(r.chunk.documentId) ?? 0) + 1)
+        return [...counts.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([documentId, chunks]) => ({ documentId, chunks }))
+      }),
+    optimize: () => Effect.void
+  }
+}
+
+/** Builds an empty in-memory store. */
+export const make: Effect.Effect<Service> = Effect.gen(function*() {
+  const collections = yield* Ref.make(new Map<string, Collection>())
+  const open = (name: string) =>
+    Effect.flatMap(Ref.get(collections), (m) =>
+      Option.match(Option.fromNullable(m.get(name)), {
+        onNone: () => Effect.fail(new CollectionNotFound({ name, message: `no collection ${name} in memory` })),
+        onSome: Effect.succeed
+      }))
+  return VectorStore.of({
+    backend: "memory",
+    collection: (spec) =>
+      Effect.gen(function*() {
+        const problem = checkSpec(spec)
+        if (problem !== undefined) return yield* new InvalidInput({ message: problem })
+        const m = yield* Ref.get(collections)
+        const existing = m.get(spec.name)
+        if (existing !== undefined) {
+          if (!sameEmbedding(existing.spec.embedding, spec.embedding)) {
+            return yield* new EmbeddingMismatch({
+              collection: spec.name,
+              expected: describeEmbedding(existing.spec.embedding),
+              actual: describeEmbedding(spec.embedding),
+              message: `collection ${spec.name} was created with ${describeEmbedding(existing.spec.embedding)}, not ${describeEmbedding(spec.embedding)}`
+            })
+          }
+          return existing
+        }
+        const c = makeCollection(spec, new Map())
+        yield* Ref.update(collections, (mm) => new Map(mm).set(spec.name, c))
+        return c
+      }),
+    open,
+    list: () => Effect.map(Ref.get(collections), (m) => [...m.keys()].sort()),
+    drop: (name) => Ref.update(collections, (m) => {
+      const n = new Map(m)
+      n.delete(name)
+      return n
+    })
+  })
+})
+
+/** A layer with a fresh in-memory store. */
+export const layer: Layer.Layer<VectorStore> = Layer.effect(VectorStore, make)

@@ -1,0 +1,261 @@
+/**
+ * The storage port of the retrieval core: collections of chunks with optional vectors and
+ * metadata, searched by full text (BM25), by vector, or by both fused.
+ *
+ * A backend provides the {@link VectorStore} Tag. Two ship with effect-rag: the LanceDB adapter
+ * (`LanceDbStore`, on local disk, the default) and an in-memory one (`MemoryStore`, for tests of
+ * the code above the store). A third backend implements {@link Service} and {@link Collection}
+ * with the semantics documented here; `test/store/contract.ts` is the shared test suite.
+ *
+ * Collections are created with a {@link CollectionSpec}: an optional embedding (model id and
+ * dimension; a collection without one stores no vectors and serves full-text search only) and
+ * the declared metadata fields that filters may use. Reopening a collection with another
+ * embedding model or dimension fails with {@link EmbeddingMismatch}; upserting a vector of the
+ * wrong length fails the same way.
+ *
+ * @since 0.1.0
+ */
+import { Context, Data, type Effect } from "effect"
+
+// =============================================================================
+// Data
+// =============================================================================
+
+/** A metadata value. */
+export type Scalar = string | number | boolean | null
+
+/** The type of a declared metadata field. */
+export type FieldType = "string" | "number" | "boolean"
+
+/** One unit of retrieval: a piece of a document, with its optional vector. */
+export interface Chunk {
+  /** Unique within the collection; upserts are keyed by it. */
+  readonly id: string
+  /** The document the chunk belongs to (deletes and roll-ups go by it). */
+  readonly documentId: string
+  /** The text indexed for full-text search and returned in hits. */
+  readonly text: string
+  /** The document title, indexed as its own field (title matches can weigh more). */
+  readonly title?: string | undefined
+  /** The embedding; required when the collection has an embedding, refused otherwise. */
+  readonly vector?: Float32Array | ReadonlyArray<number> | undefined
+  /** Metadata; only declared fields can be filtered on, the rest is stored as is. */
+  readonly metadata?: Readonly<Record<string, Scalar>> | undefined
+}
+
+/** A search result. `score` is higher for better hits; its scale depends on the search kind. */
+export interface Hit {
+  readonly id: string
+  readonly documentId: string
+  readonly text: string
+  readonly title: string | undefined
+  readonly metadata: Readonly<Record<string, Scalar>>
+  readonly score: number
+}
+
+/** A metadata filter, compiled by each backend; values are data, never predicate text. */
+export type Filter =
+  | { readonly _tag: "Compare"; readonly field: string; readonly op: "=" | "!=" | "<" | "<=" | ">" | ">="; readonly value: Scalar }
+  | { readonly _tag: "In"; readonly field: string; readonly values: ReadonlyArray<Scalar> }
+  | { readonly _tag: "And"; readonly filters: ReadonlyArray<Filter> }
+  | { readonly _tag: "Or"; readonly filters: ReadonlyArray<Filter> }
+  | { readonly _tag: "Not"; readonly filter: Filter }
+
+/** Filter constructors. `field` is `documentId` or a declared metadata field. */
+export const Filter = {
+  eq: (field: string, value: Scalar): Filter => ({ _tag: "Compare", field, op: "=", value }),
+  ne: (field: string, value: Scalar): Filter => ({ _tag: "Compare", field, op: "!=", value }),
+  lt: (field: string, value: number | string): Filter => ({ _tag: "Compare", field, op: "<", value }),
+  lte: (field: string, value: number | string): Filter => ({ _tag: "Compare", field, op: "<=", value }),
+  gt: (field: string, value: number | string): Filter => ({ _tag: "Compare", field, op: ">", value }),
+  gte: (field: string, value: number | string): Filter => ({ _tag: "Compare", field, op: ">=", value }),
+  in: (field: string, values: ReadonlyArray<Scalar>): Filter => ({ _tag: "In", field, values }),
+  and: (...filters: ReadonlyArray<Filter>): Filter => ({ _tag: "And", filters }),
+  or: (...filters: ReadonlyArray<Filter>): Filter => ({ _tag: "Or", filters }),
+  not: (filter: Filter): Filter => ({ _tag: "Not", filter })
+} as const
+
+/** The field name filters use for the document id. */
+export const documentIdField = "documentId"
+
+/** What a collection is created with. */
+export interface CollectionSpec {
+  /** Letters, digits, `_` and `-`, at most 64 characters. */
+  readonly name: string
+  /** The embedding model of the vectors; omitted: a full-text-only collection. */
+  readonly embedding?: { readonly model: string; readonly dimension: number } | undefined
+  /** Metadata fields that filters may use, with their types. */
+  readonly fields?: Readonly<Record<string, FieldType>> | undefined
+}
+
+/** A full-text query: a text analysed by the backend, or weighted words (each analysed too). */
+export type TextQuery =
+  | string
+  | { readonly terms: ReadonlyArray<{ readonly text: string; readonly weight: number }> }
+
+/** Options shared by the searches. */
+export interface SearchOptions {
+  /** Hits to return (default 10). */
+  readonly limit?: number | undefined
+  /** Only chunks matching the filter (applied before ranking). */
+  readonly filter?: Filter | undefined
+}
+
+/** Options of full-text search. */
+export interface TextSearchOptions extends SearchOptions {
+  /**
+   * Extra weight of a title match (default 0: plain BM25 over title + text). With `w > 0` a
+   * title match adds `w` times its own BM25 score on the title field.
+   */
+  readonly titleBoost?: number | undefined
+}
+
+/** How hybrid search fuses its two candidate lists. */
+export type Fusion =
+  | { readonly _tag: "Rrf"; readonly k?: number | undefined; readonly textWeight?: number | undefined }
+  | { readonly _tag: "Weighted"; readonly textWeight?: number | undefined }
+
+/** Options of hybrid search. */
+export interface HybridSearchOptions extends TextSearchOptions {
+  /** Default: weighted normalised scores with text weight 0.7 (see `docs/retrieval.md`). */
+  readonly fusion?: Fusion | undefined
+  /** Candidates taken from each list before fusion (default max(limit, 100)). */
+  readonly candidates?: number | undefined
+}
+
+/** Result counts of an upsert. */
+export interface UpsertResult {
+  readonly inserted: number
+  readonly updated: number
+}
+
+/** A document of a collection with its chunk count. */
+export interface DocumentEntry {
+  readonly documentId: string
+  readonly chunks: number
+}
+
+// =============================================================================
+// Errors
+// =============================================================================
+
+/** The backend failed (I/O, a native error, a commit conflict that outlived its retries). */
+export class StoreError extends Data.TaggedError("StoreError")<{
+  readonly op: string
+  readonly message: string
+  readonly cause?: unknown
+}> {}
+
+/** A collection that was opened for reading does not exist. */
+export class CollectionNotFound extends Data.TaggedError("CollectionNotFound")<{
+  readonly name: string
+  readonly message: string
+}> {}
+
+/**
+ * A vector of another model or dimension than the collection's, or a vector search on a
+ * collection created without an embedding.
+ */
+export class EmbeddingMismatch extends Data.TaggedError("EmbeddingMismatch")<{
+  readonly collection: string
+  readonly expected: string
+  readonly actual: string
+  readonly message: string
+}> {}
+
+/** A chunk, filter, name or option is not valid (unknown field, wrong type, bad name, ...). */
+export class InvalidInput extends Data.TaggedError("InvalidInput")<{
+  readonly message: string
+}> {}
+
+/** Every error of the port. */
+export type VectorStoreError = StoreError | CollectionNotFound | EmbeddingMismatch | InvalidInput
+
+// =============================================================================
+// Service
+// =============================================================================
+
+/** One collection. Methods are safe to call concurrently, and from several processes. */
+export interface Collection {
+  /** The spec the collection was created with (as stored, not as requested). */
+  readonly spec: CollectionSpec
+  /**
+   * Inserts or replaces chunks by id, in bounded batches. Upserting the same chunks again
+   * leaves the collection as it was. Fails with `EmbeddingMismatch` on a vector of the wrong
+   * dimension, `InvalidInput` on an undeclared-typed metadata value.
+   */
+  readonly upsert: (chunks: ReadonlyArray<Chunk>) => Effect.Effect<UpsertResult, VectorStoreError>
+  /** Deletes every chunk of these documents; returns how many chunks went. */
+  readonly deleteDocuments: (documentIds: ReadonlyArray<string>) => Effect.Effect<number, VectorStoreError>
+  /** Deletes every chunk matching the filter; returns how many went. */
+  readonly deleteWhere: (filter: Filter) => Effect.Effect<number, VectorStoreError>
+  /** BM25 full-text search. Works on every collection. */
+  readonly searchText: (query: TextQuery, options?: TextSearchOptions) => Effect.Effect<ReadonlyArray<Hit>, VectorStoreError>
+  /** Nearest neighbours by cosine similarity (`score` = 1 - cosine distance). */
+  readonly searchVector: (
+    vector: Float32Array | ReadonlyArray<number>,
+    options?: SearchOptions
+  ) => Effect.Effect<ReadonlyArray<Hit>, VectorStoreError>
+  /** Full-text and vector candidates fused (see {@link Fusion}). */
+  readonly searchHybrid: (
+    query: { readonly text: TextQuery; readonly vector: Float32Array | ReadonlyArray<number> },
+    options?: HybridSearchOptions
+  ) => Effect.Effect<ReadonlyArray<Hit>, VectorStoreError>
+  /** Number of chunks (matching the filter). */
+  readonly count: (filter?: Filter) => Effect.Effect<number, VectorStoreError>
+  /** Every document id with its chunk count, sorted by id. */
+  readonly listDocuments: () => Effect.Effect<ReadonlyArray<DocumentEntry>, VectorStoreError>
+  /** Compacts storage and brings indexes up to date (backends without storage: no-op). */
+  readonly optimize: () => Effect.Effect<void, VectorStoreError>
+}
+
+/** The store: a set of named collections. */
+export interface Service {
+  /** A short backend name, e.g. `lancedb` or `memory`. */
+  readonly backend: string
+  /**
+   * Opens a collection, creating it when missing. Fails with `EmbeddingMismatch` when it exists
+   * with another embedding model or dimension, `InvalidInput` on a bad name or field.
+   */
+  readonly collection: (spec: CollectionSpec) => Effect.Effect<Collection, VectorStoreError>
+  /** Opens an existing collection with the spec it was created with. */
+  readonly open: (name: string) => Effect.Effect<Collection, VectorStoreError>
+  /** Names of the collections. */
+  readonly list: () => Effect.Effect<ReadonlyArray<string>, VectorStoreError>
+  /** Drops a collection (no error when it does not exist). */
+  readonly drop: (name: string) => Effect.Effect<void, VectorStoreError>
+}
+
+/** The Tag of the port. */
+export class VectorStore extends Context.Tag("effect-rag/store/VectorStore")<VectorStore, Service>() {}
+
+// =============================================================================
+// Validation shared by backends
+// =============================================================================
+
+const namePattern = /^[A-Za-z0-9_-]{1,64}$/
+const fieldPattern = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/
+
+/** Checks a collection spec (name, embedding, field names); returns a message or undefined. */
+export const checkSpec = (spec: CollectionSpec): string | undefined => {
+  if (!namePattern.test(spec.name)) return `collection name ${JSON.stringify(spec.name)} must match ${namePattern}`
+  if (spec.embedding !== undefined) {
+    const d = spec.embedding.dimension
+    if (!Number.isInteger(d) || d <= 0) return `embedding dimension must be a positive integer, got ${d}`
+    if (spec.embedding.model === "") return "embedding model must not be empty"
+  }
+  for (const [field, type] of Object.entries(spec.fields ?? {})) {
+    if (!fieldPattern.test(field)) return `metadata field ${JSON.stringify(field)} must match ${fieldPattern}`
+    if (field === documentIdField) return `metadata field ${documentIdField} is reserved`
+    if (type !== "string" && type !== "number" && type !== "boolean") return `metadata field ${field}: unknown type ${String(type)}`
+  }
+  return undefined
+}
+
+/** Describes an embedding for error messages. */
+export const describeEmbedding = (e: CollectionSpec["embedding"]): string =>
+  e === undefined ? "no embedding (full-text only)" : `${e.model} (${e.dimension}-d)`
+
+/** Whether two embeddings are the same model and dimension. */
+export const sameEmbedding = (a: CollectionSpec["embedding"], b: CollectionSpec["embedding"]): boolean =>
+  a === undefined ? b === undefined : b !== undefined && a.model === b.model && a.dimension === b.dimension

@@ -1,0 +1,185 @@
+/**
+ * The behaviour every VectorStore backend must have. A new backend runs
+ * `contract("name", layerFactory)` from its own test file.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Exit, type Layer } from "effect"
+import { type Chunk, Filter, VectorStore } from "../../src/store/VectorStore.js"
+
+/** Deterministic unit vectors in 4-d (one axis per topic). */
+export const axis = (i: number, noise = 0): Array<number> => {
+  const v = [0.05, 0.05, 0.05, 0.05]
+  v[i % 4] = 1
+  v[(i + 1) % 4] = v[(i + 1) % 4]! + noise
+  return v
+}
+
+/** A small corpus: 3 documents, 6 chunks, with metadata. */
+export const corpus: ReadonlyArray<Chunk> = [
+  { id: "a1", documentId: "A", title: "Solar panels", text: "Photovoltaic cells convert sunlight into electricity.", vector: axis(0), metadata: { lang: "en", year: 2020, draft: false } },
+  { id: "a2", documentId: "A", title: "Solar panels", text: "Panel efficiency drops when the cells get hot.", vector: axis(0, 0.2), metadata: { lang: "en", year: 2020, draft: false } },
+  { id: "b1", documentId: "B", title: "Sourdough bread", text: "A starter of wild yeast leavens the dough.", vector: axis(1), metadata: { lang: "en", year: 2018, draft: true } },
+  { id: "b2", documentId: "B", title: "Sourdough bread", text: "Bake the loaf in a hot oven with steam.", vector: axis(1, 0.3), metadata: { lang: "fr", year: 2018, draft: true } },
+  { id: "c1", documentId: "C", title: "Tide pools", text: "Anemones and crabs live in rocky tide pools.", vector: axis(2), metadata: { lang: "en", year: 2023, draft: false, note: "it's \"quoted\"" } },
+  { id: "c2", documentId: "C", title: "Tide pools", text: "Low tide exposes the pools twice a day.", vector: axis(2, 0.1), metadata: { lang: "de", year: 2023, draft: false } }
+]
+
+export const spec = {
+  name: "contract",
+  embedding: { model: "test-4d", dimension: 4 },
+  fields: { lang: "string", year: "number", draft: "boolean", note: "string" }
+} as const
+
+/** Runs the contract against a backend. `layer` must give a fresh, empty store each call. */
+export const contract = (name: string, layer: () => Layer.Layer<VectorStore, unknown>) =>
+  describe(`VectorStore contract: ${name}`, () => {
+    const withStore = <A, E>(f: (s: VectorStore["Type"]) => Effect.Effect<A, E>) =>
+      Effect.flatMap(VectorStore, f).pipe(Effect.provide(layer()))
+
+    it.scoped("upserts, counts, lists documents; re-upserting changes nothing", () =>
+      withStore((store) =>
+        Effect.gen(function*() {
+          const c = yield* store.collection(spec)
+          const first = yield* c.upsert(corpus)
+          expect(first).toEqual({ inserted: 6, updated: 0 })
+          const before = yield* c.searchText("tide pools", { limit: 10 })
+          const again = yield* c.upsert(corpus)
+          expect(again).toEqual({ inserted: 0, updated: 0 })
+          const changed = yield* c.upsert([{ ...corpus[0]!, text: "Photovoltaic cells turn sunlight into power." }])
+          expect(changed).toEqual({ inserted: 0, updated: 1 })
+          yield* c.upsert([corpus[0]!])
+          expect(yield* c.count()).toBe(6)
+          expect(yield* c.listDocuments()).toEqual([
+            { documentId: "A", chunks: 2 },
+            { documentId: "B", chunks: 2 },
+            { documentId: "C", chunks: 2 }
+          ])
+          const after = yield* c.searchText("tide pools", { limit: 10 })
+          expect(after.map((h) => h.id)).toEqual(before.map((h) => h.id))
+          for (const [i, h] of after.entries()) expect(h.score).toBeCloseTo(before[i]!.score, 5)
+        })))
+
+    it.scoped("full-text search ranks the matching chunk first and returns its fields", () =>
+      withStore((store) =>
+        Effect.gen(function*() {
+          const c = yield* store.collection(spec)
+          yield* c.upsert(corpus)
+          const hits = yield* c.searchText("wild yeast starter", { limit: 3 })
+          expect(hits[0]?.id).toBe("b1")
+          expect(hits[0]?.documentId).toBe("B")
+          expect(hits[0]?.title).toBe("Sourdough bread")
+          expect(hits[0]?.metadata).toEqual({ lang: "en", year: 2018, draft: true })
+          // stemming: "converting" finds "convert"
+          expect((yield* c.searchText("converting sunlight", { limit: 1 }))[0]?.id).toBe("a1")
+          // only stop words: no hits, no error
+          expect(yield* c.searchText("the and of", { limit: 5 })).toEqual([])
+          // weighted terms
+          const w = yield* c.searchText({ terms: [{ text: "oven", weight: 2 }, { text: "tide", weight: 0.1 }] }, { limit: 6 })
+          expect(w[0]?.id).toBe("b2")
+        })))
+
+    it.scoped("vector search by cosine; hybrid fuses both", () =>
+      withStore((store) =>
+        Effect.gen(function*() {
+          const c = yield* store.collection(spec)
+          yield* c.upsert(corpus)
+          const v = yield* c.searchVector(axis(2), { limit: 2 })
+          expect(v.map((h) => h.documentId)).toEqual(["C", "C"])
+          expect(v[0]?.id).toBe("c1")
+          expect(v[0]!.score).toBeCloseTo(1, 4)
+          const h = yield* c.searchHybrid({ text: "oven steam", vector: axis(1) }, { limit: 3 })
+          expect(h[0]?.id).toBe("b2")
+          const r = yield* c.searchHybrid({ text: "oven steam", vector: axis(1) }, { limit: 3, fusion: { _tag: "Rrf" } })
+          expect(r[0]?.id).toBe("b2")
+        })))
+
+    it.scoped("filters: typed values, combinators, documentId, nulls", () =>
+      withStore((store) =>
+        Effect.gen(function*() {
+          const c = yield* store.collection(spec)
+          yield* c.upsert(corpus)
+          expect(yield* c.count(Filter.eq("lang", "en"))).toBe(4)
+          expect(yield* c.count(Filter.and(Filter.eq("lang", "en"), Filter.gte("year", 2020)))).toBe(3)
+          expect(yield* c.count(Filter.or(Filter.eq("draft", true), Filter.eq("lang", "de")))).toBe(3)
+          expect(yield* c.count(Filter.not(Filter.in("lang", ["en", "fr"])))).toBe(1)
+          expect(yield* c.count(Filter.eq("documentId", "A"))).toBe(2)
+          expect(yield* c.count(Filter.eq("note", null))).toBe(5)
+          expect(yield* c.count(Filter.eq("note", "it's \"quoted\""))).toBe(1)
+          const hits = yield* c.searchText("pools tide", { limit: 10, filter: Filter.eq("lang", "de") })
+          expect(hits.map((x) => x.id)).toEqual(["c2"])
+          const vh = yield* c.searchVector(axis(2), { limit: 10, filter: Filter.lt("year", 2020) })
+          expect(vh.every((x) => x.documentId === "B")).toBe(true)
+        })))
+
+    it.scoped("filter values cannot inject into the predicate", () =>
+      withStore((store) =>
+        Effect.gen(function*() {
+          const c = yield* store.collection(spec)
+          yield* c.upsert(corpus)
+          for (
+            const evil of [
+              "en' OR '1'='1",
+              "en') OR (1=1",
+              "x'; DROP TABLE contract; --",
+              "en\\' OR 1=1 --",
+              "' OR lang <> '",
+              "en` OR `1`=`1"
+            ]
+          ) {
+            expect(yield* c.count(Filter.eq("lang", evil))).toBe(0)
+            expect(yield* c.deleteWhere(Filter.eq("lang", evil))).toBe(0)
+            expect(yield* c.count(Filter.in("documentId", [evil, "A"]))).toBe(2)
+          }
+          // a field name is never text: unknown fields are refused
+          const bad = yield* Effect.exit(c.count(Filter.eq("lang = 'en' OR 1=1 --", "x")))
+          expect(Exit.isFailure(bad) && JSON.stringify(bad.cause)).toContain("InvalidInput")
+          const badType = yield* Effect.exit(c.count(Filter.eq("year", "2020 OR 1=1")))
+          expect(Exit.isFailure(badType) && JSON.stringify(badType.cause)).toContain("InvalidInput")
+          const nan = yield* Effect.exit(c.count(Filter.gt("year", Number.NaN)))
+          expect(Exit.isFailure(nan)).toBe(true)
+          expect(yield* c.count()).toBe(6)
+        })))
+
+    it.scoped("deletes by document and by filter", () =>
+      withStore((store) =>
+        Effect.gen(function*() {
+          const c = yield* store.collection(spec)
+          yield* c.upsert(corpus)
+          expect(yield* c.deleteDocuments(["A", "missing"])).toBe(2)
+          expect(yield* c.count()).toBe(4)
+          expect((yield* c.searchText("photovoltaic sunlight", { limit: 5 })).length).toBe(0)
+          expect(yield* c.deleteWhere(Filter.eq("lang", "fr"))).toBe(1)
+          expect((yield* c.listDocuments()).map((d) => d.documentId)).toEqual(["B", "C"])
+        })))
+
+    it.scoped("refuses vectors and collections of another model or dimension", () =>
+      withStore((store) =>
+        Effect.gen(function*() {
+          const c = yield* store.collection(spec)
+          const wrongDim = yield* Effect.exit(c.upsert([{ id: "x", documentId: "X", text: "t", vector: [1, 2, 3] }]))
+          expect(Exit.isFailure(wrongDim) && JSON.stringify(wrongDim.cause)).toContain("EmbeddingMismatch")
+          const noVec = yield* Effect.exit(c.upsert([{ id: "x", documentId: "X", text: "t" }]))
+          expect(Exit.isFailure(noVec) && JSON.stringify(noVec.cause)).toContain("EmbeddingMismatch")
+          const otherModel = yield* Effect.exit(store.collection({ ...spec, embedding: { model: "other", dimension: 4 } }))
+          expect(Exit.isFailure(otherModel) && JSON.stringify(otherModel.cause)).toContain("EmbeddingMismatch")
+          const qDim = yield* Effect.exit(c.searchVector([1, 0]))
+          expect(Exit.isFailure(qDim)).toBe(true)
+          const badMeta = yield* Effect.exit(c.upsert([{ ...corpus[0]!, metadata: { year: "2020" } }]))
+          expect(Exit.isFailure(badMeta) && JSON.stringify(badMeta.cause)).toContain("InvalidInput")
+          const badName = yield* Effect.exit(store.collection({ name: "../etc" }))
+          expect(Exit.isFailure(badName)).toBe(true)
+        })))
+
+    it.scoped("a collection without an embedding serves full text and says so for vectors", () =>
+      withStore((store) =>
+        Effect.gen(function*() {
+          const c = yield* store.collection({ name: "textonly" })
+          yield* c.upsert(corpus.map(({ vector: _v, ...rest }) => rest))
+          expect((yield* c.searchText("anemones crabs", { limit: 1 }))[0]?.id).toBe("c1")
+          const v = yield* Effect.exit(c.searchVector(axis(0)))
+          expect(Exit.isFailure(v) && JSON.stringify(v.cause)).toContain("full-text search only")
+          expect(yield* store.list()).toContain("textonly")
+          yield* store.drop("textonly")
+          expect(yield* store.list()).not.toContain("textonly")
+        })))
+  })

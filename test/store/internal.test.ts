@@ -1,0 +1,71 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Bm25Index, queryOf } from "../../src/store/internal/bm25.js"
+import * as Filters from "../../src/store/internal/filter.js"
+import * as Fusion from "../../src/store/internal/fusion.js"
+import { analyze } from "../../src/store/internal/text.js"
+import { Filter } from "../../src/store/VectorStore.js"
+
+const spec = { name: "t", fields: { lang: "string", year: "number", ok: "boolean" } } as const
+
+describe("filter compiler", () => {
+  it("escapes string literals and quotes only declared columns", () => {
+    expect(Filters.toSql(Filter.eq("lang", "it's"))).toBe("(`f_lang` = 'it''s')")
+    expect(Filters.toSql(Filter.and(Filter.gte("year", 2020), Filter.not(Filter.in("documentId", ["a", "b'c"])))))
+      .toBe("((`f_year` >= 2020) AND (NOT (`document_id` IN ('a', 'b''c'))))")
+    expect(Filters.toSql(Filter.eq("ok", true))).toBe("(`f_ok` = 1)")
+    expect(Filters.toSql(Filter.ne("lang", null))).toBe("(`f_lang` IS NOT NULL)")
+  })
+  it("refuses undeclared fields, wrong types, non-finite numbers, empty IN", () => {
+    expect(Filters.validate(spec, Filter.eq("nope", "x"))).toMatch(/not a declared/)
+    expect(Filters.validate(spec, Filter.eq("year", "1"))).toMatch(/number/)
+    expect(Filters.validate(spec, Filter.gt("year", Infinity))).toMatch(/finite/)
+    expect(Filters.validate(spec, Filter.in("lang", []))).toMatch(/at least one/)
+    expect(Filters.validate(spec, Filter.eq("lang", "x' OR '1'='1"))).toBeUndefined()
+  })
+  it("evaluates like SQL: null never matches a comparison", () => {
+    const get = (f: string) => ({ lang: "en", year: undefined } as Record<string, string | undefined>)[f]
+    expect(Filters.matches(Filter.eq("lang", "en"), get)).toBe(true)
+    expect(Filters.matches(Filter.gt("year", 1), get)).toBe(false)
+    expect(Filters.matches(Filter.not(Filter.gt("year", 1)), get)).toBe(false)
+    expect(Filters.matches(Filter.eq("year", null), get)).toBe(true)
+  })
+})
+
+describe("fusion", () => {
+  it("RRF sums 1/(k + rank)", () => {
+    const f = Fusion.rrf([[{ id: "a", score: 9 }, { id: "b", score: 1 }], [{ id: "b", score: 5 }]], 60)
+    expect(f[0]).toEqual({ id: "b", score: 1 / 62 + 1 / 61 })
+    expect(f[1]).toEqual({ id: "a", score: 1 / 61 })
+  })
+  it("weighted fusion min-max normalises each list", () => {
+    const f = Fusion.weighted(
+      [{ id: "a", score: 10 }, { id: "b", score: 5 }, { id: "c", score: 0 }],
+      [{ id: "c", score: 0.9 }, { id: "a", score: 0.1 }],
+      0.7
+    )
+    expect(f.map((s) => s.id)).toEqual(["a", "b", "c"])
+    expect(f[0]!.score).toBeCloseTo(0.7, 10)
+    expect(f[1]!.score).toBeCloseTo(0.35, 10)
+    expect(f[2]!.score).toBeCloseTo(0.3, 10)
+  })
+})
+
+describe("BM25", () => {
+  it("analyzes with stop words removed and Porter stems", () => {
+    expect(analyze("The cells are converting sunlight").map((t) => t.term)).toEqual(["cell", "convert", "sunlight"])
+  })
+  it("scores by hand: one term, two documents", () => {
+    const ix = new Bm25Index({ k1: 1.2, b: 0.75 })
+    ix.upsert({ id: "1", text: "apple banana" })
+    ix.upsert({ id: "2", text: "banana cherry cherry durian" })
+    // apple: N=2, df=1, idf = ln(1 + 1.5/1.5) = ln 2; doc1 len 2, avg 3; tf 1
+    const norm = 1 - 0.75 + 0.75 * (2 / 3)
+    const expected = Math.log(2) * (1 / norm) * 2.2 / (1 / norm + 1.2)
+    const hits = ix.search(queryOf("apple"), 10)
+    expect(hits).toHaveLength(1)
+    expect(hits[0]!.score).toBeCloseTo(expected, 10)
+    ix.remove("1")
+    expect(ix.search(queryOf("apple"), 10)).toEqual([])
+    expect(ix.size).toBe(1)
+  })
+})
