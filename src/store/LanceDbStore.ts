@@ -30,10 +30,10 @@
 import * as lancedb from "@lancedb/lancedb"
 import * as arrow from "apache-arrow"
 import { Config, Context, Effect, Layer, Option, Schedule } from "effect"
-import { createHash } from "node:crypto"
 import { mkdirSync } from "node:fs"
 import * as Filters from "./internal/filter.js"
 import * as Fusion from "./internal/fusion.js"
+import * as Hash from "./internal/hash.js"
 import { analyze } from "./internal/text.js"
 import {
   type Chunk,
@@ -149,16 +149,8 @@ const parseSpec = (name: string, schema: arrow.Schema): CollectionSpec | undefin
   }
 }
 
-/** A digest of everything stored for a chunk: an unchanged chunk is not rewritten. */
-export const contentHash = (chunk: Chunk): string => {
-  const h = createHash("sha256")
-  h.update(JSON.stringify([chunk.documentId, chunk.title ?? null, chunk.text, chunk.metadata ?? {}]))
-  if (chunk.vector !== undefined) {
-    const v = Float32Array.from(chunk.vector)
-    h.update(new Uint8Array(v.buffer, v.byteOffset, v.byteLength))
-  }
-  return h.digest("base64url")
-}
+/** A digest of everything stored for a chunk (see `internal/hash.ts`). */
+export const contentHash = Hash.contentHash
 
 const toRow = (spec: CollectionSpec, chunk: Chunk): Record<string, unknown> | string => {
   if (chunk.id === "") return "a chunk id must not be empty"

@@ -11,7 +11,7 @@ import { Bm25Index, type WeightedQuery } from "./internal/bm25.js"
 import * as Filters from "./internal/filter.js"
 import { analyze } from "./internal/text.js"
 import { fuse } from "./internal/fusion.js"
-import { contentHash } from "./LanceDbStore.js"
+import { contentHash } from "./internal/hash.js"
 import {
   type Chunk,
   type Collection,

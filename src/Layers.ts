@@ -1,0 +1,67 @@
+/**
+ * Ready-made layers. Every service Tag has a remote layer (the HTTP API) and, where a local
+ * engine exists, a local one; these presets wire them together.
+ *
+ * @since 0.1.0
+ */
+import { Layer } from "effect"
+import type { ConfigError } from "effect/ConfigError"
+import * as Chat from "./api/Chat.js"
+import * as Embeddings from "./api/Embeddings.js"
+import * as Images from "./api/Images.js"
+import * as ApiHttp from "./api/internal/ApiHttp.js"
+import * as Models from "./api/Models.js"
+import * as Music from "./api/Music.js"
+import * as Rerank from "./api/Rerank.js"
+import * as Search from "./api/Search.js"
+import * as Upload from "./api/Upload.js"
+import * as Video from "./api/Video.js"
+import * as Web from "./api/Web.js"
+import * as RagConfig from "./RagConfig.js"
+
+/** Every remote service. */
+export type RemoteServices =
+  | Chat.Chat
+  | Embeddings.Embeddings
+  | Rerank.Rerank
+  | Images.Images
+  | Models.Models
+  | Video.Video
+  | Music.Music
+  | Upload.Upload
+  | Web.Web
+  | Search.Search
+
+/** Models used by the remote layers when a call names none. */
+export interface RemoteModels {
+  readonly chatModel?: string | undefined
+  readonly embeddingModel?: string | undefined
+  readonly embeddingDimension?: number | undefined
+  readonly rerankModel?: string | undefined
+}
+
+/** All remote services over one `ApiHttp` client, which needs a `RagConfig`. */
+export const remoteServices = (models: RemoteModels = {}): Layer.Layer<RemoteServices, never, ApiHttp.ApiHttp> =>
+  Layer.mergeAll(
+    Chat.layer({ model: models.chatModel }),
+    Embeddings.layer({ model: models.embeddingModel, dimension: models.embeddingDimension }),
+    Rerank.layer({ model: models.rerankModel }),
+    Images.layer,
+    Models.layer,
+    Video.layer(),
+    Music.layer(),
+    Upload.layer,
+    Web.layer,
+    Search.layer
+  )
+
+/** All remote services, configured in code. */
+export const remote = (options: RagConfig.Options = {}, models: RemoteModels = {}): Layer.Layer<RemoteServices> =>
+  remoteServices(models).pipe(Layer.provide(ApiHttp.layer), Layer.provide(RagConfig.layer(options)))
+
+/** All remote services, configured from `EFFECT_RAG_*` environment variables. */
+export const Remote: Layer.Layer<RemoteServices, ConfigError> = remoteServices({
+  chatModel: process.env["EFFECT_RAG_CHAT_MODEL"],
+  embeddingModel: process.env["EFFECT_RAG_EMBEDDING_MODEL"],
+  rerankModel: process.env["EFFECT_RAG_RERANK_MODEL"]
+}).pipe(Layer.provide(ApiHttp.layer), Layer.provide(RagConfig.layerConfig))

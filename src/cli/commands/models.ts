@@ -1,0 +1,27 @@
+/**
+ * `effect-rag models [--json]`: lists the models of the configured service.
+ *
+ * @since 0.1.0
+ */
+import { Command, Options } from "@effect/cli"
+import { Console, Effect } from "effect"
+import * as Models from "../../api/Models.js"
+
+const json = Options.boolean("json").pipe(Options.withDescription("print the model list as JSON"))
+
+/** Formats model records as an aligned text table. */
+export const formatTable = (list: Models.ModelList): string => {
+  const rows = list.data.map((m) => [m.id, m.type ?? m.object ?? "", m.owned_by ?? m.name ?? ""] as const)
+  const header = ["ID", "TYPE", "OWNER/NAME"] as const
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
+  const line = (cells: ReadonlyArray<string>) => cells.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd()
+  return [line(header), ...rows.map(line)].join("\n")
+}
+
+/** The `models` command; needs the `Models` service. */
+export const command = Command.make("models", { json }, ({ json }) =>
+  Effect.gen(function*() {
+    const models = yield* Models.Models
+    const list = yield* models.list
+    yield* Console.log(json ? JSON.stringify(list, null, 2) : formatTable(list))
+  })).pipe(Command.withDescription("List the models of the configured service (GET /v1/models)."))

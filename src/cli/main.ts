@@ -1,0 +1,65 @@
+#!/usr/bin/env node
+/**
+ * The `effect-rag` command line: one entry point, one subcommand per file under `commands/`.
+ *
+ * Exit status: 0 success, 1 failure, 2 bad usage.
+ *
+ * @since 0.1.0
+ */
+import { Command, ValidationError } from "@effect/cli"
+import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import { Cause, Console, Effect, Layer } from "effect"
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
+import { packageRoot } from "../internal/shared.js"
+import * as Layers from "../Layers.js"
+import * as bench from "./commands/bench.js"
+import * as models from "./commands/models.js"
+import * as web from "./commands/web.js"
+
+const version = (): string => {
+  try {
+    return (JSON.parse(readFileSync(join(packageRoot(), "package.json"), "utf8")) as { version: string }).version
+  } catch {
+    return "0.0.0"
+  }
+}
+
+const root = Command.make("effect-rag").pipe(
+  Command.withDescription("Typed, reliable, measurable RAG on Effect: the AI API as typed services, local engines, LanceDB."),
+  Command.withSubcommands([
+    models.command,
+    web.scrapeCommand,
+    web.crawlCommand,
+    web.mapCommand,
+    bench.command
+  ])
+)
+
+/** Runs the CLI with the given arguments (`process.argv` shape). */
+export const run = Command.run(root, { name: "effect-rag", version: version() })
+
+const describe = (error: unknown): string =>
+  typeof error === "object" && error !== null && "message" in error && typeof error.message === "string"
+    ? `${"_tag" in error ? `${String(error._tag)}: ` : ""}${error.message}`
+    : String(error)
+
+const program = run(process.argv).pipe(
+  Effect.provide(Layer.mergeAll(Layers.Remote, NodeContext.layer)),
+  Effect.catchAllCause((cause) => {
+    if (Cause.isInterruptedOnly(cause)) return Effect.void
+    const failure = Cause.failureOption(cause)
+    if (failure._tag === "Some" && ValidationError.isValidationError(failure.value)) {
+      // @effect/cli has printed the usage problem already.
+      return Effect.sync(() => {
+        process.exitCode = 2
+      })
+    }
+    const message = failure._tag === "Some" ? describe(failure.value) : Cause.pretty(cause)
+    return Console.error(`effect-rag: ${message}`).pipe(Effect.zipRight(Effect.sync(() => {
+      process.exitCode = 1
+    })))
+  })
+)
+
+NodeRuntime.runMain(program, { disableErrorReporting: true })

@@ -1,0 +1,791 @@
+/**
+ * The local web engine: an in-process crawler behind the {@link Web.Web} Tag, with the same
+ * typed results as the remote client, so that a site can be scraped, crawled and mapped with
+ * no API key.
+ *
+ * - **scrape**: one URL, redirects followed (and reported in `metadata.url`), charset from the
+ *   header, a BOM or `<meta>`, main content, Markdown / HTML / links, metadata. Non-HTML
+ *   responses (PDF, DOCX, ...) go through the {@link Upload.Upload} service (the local
+ *   document engine).
+ * - **crawl**: breadth-first within the site of the start URL (same host, `www.` ignored),
+ *   `maxDepth` (links from the start page), `limit` (pages fetched), include/exclude path
+ *   patterns, robots.txt honoured, sitemap URLs seeded at depth 1, URLs normalised and
+ *   deduplicated, bounded concurrency, a politeness delay per host (raised to the site's
+ *   `Crawl-delay`), a per-page time-out and body cap. A failed page is recorded (status code
+ *   and `metadata.error`, no content) and the job goes on. Jobs live in memory: a background
+ *   fiber in the layer's scope, interrupted by `cancel` and when the scope closes.
+ * - **map**: the site's links, from its sitemaps and from a few of its pages.
+ * - **safety**: only http and https; private, loopback and link-local destinations refused
+ *   unless allowed (`allowPrivate`, `allowHosts`), checked on the resolved address of every
+ *   connection and every redirect hop; bodies and redirects capped.
+ *
+ * Pagination: a job record holds at most `pageSize` pages; `next` is
+ * `local://crawl/{id}?skip={n}`, which {@link Web.Service.crawlStatus} accepts in place of an
+ * id and {@link Web.Service.crawlPages} follows.
+ *
+ * @since 0.1.0
+ */
+import { Cause, Chunk, Clock, Deferred, Duration, Effect, Exit, Fiber, Layer, Option, Scope, Stream } from "effect"
+import * as Upload from "../api/Upload.js"
+import { endpointOf, type WebOperation } from "../api/internal/routes.js"
+import * as Web from "../api/Web.js"
+import * as RagError from "../RagError.js"
+import {
+  destroyAgents,
+  type Agents,
+  FetchFailure,
+  type FetchResult,
+  fetchUrl,
+  makeAgents
+} from "./internal/web/fetcher.js"
+import { decodePage, invalidSelector, isHtml, processHtml } from "./internal/web/html.js"
+import * as Robots from "./internal/web/robots.js"
+import { parseSitemap } from "./internal/web/sitemap.js"
+import { precheck, type Policy } from "./internal/web/ssrf.js"
+import { compileFilter, normalize, parseHttpUrl, passes, type PathFilter, sameSite } from "./internal/web/url.js"
+
+// =============================================================================
+// Options
+// =============================================================================
+
+/** Options of the local web engine. Every field has a default. */
+export interface Options {
+  /** Allow private, loopback and link-local destinations (default false). */
+  readonly allowPrivate?: boolean | undefined
+  /**
+   * Destinations allowed even when private: host names (`localhost`, `*.corp.test`), IP
+   * addresses (`127.0.0.1`) or CIDR ranges (`10.0.0.0/8`). Default none.
+   */
+  readonly allowHosts?: ReadonlyArray<string> | undefined
+  /** The `User-Agent` (default {@link defaultUserAgent}); its first token is the robots.txt agent. */
+  readonly userAgent?: string | undefined
+  /** The `User-Agent` of `mobile` requests (default {@link defaultMobileUserAgent}). */
+  readonly mobileUserAgent?: string | undefined
+  /** Minimum time between two request starts to one host (default 500 ms). */
+  readonly politenessDelay?: Duration.DurationInput | undefined
+  /** The longest robots.txt `Crawl-delay` honoured (default 10 s): a larger one is capped. */
+  readonly maxCrawlDelay?: Duration.DurationInput | undefined
+  /** Pages fetched at once by one crawl or map (default 4). */
+  readonly concurrency?: number | undefined
+  /** Time limit of one page, redirects and body included (default 30 s). */
+  readonly pageTimeout?: Duration.DurationInput | undefined
+  /** Largest response body, decompressed (default 10 MiB). */
+  readonly maxBodyBytes?: number | undefined
+  /** Most redirects followed for one URL (default 5). */
+  readonly maxRedirects?: number | undefined
+  /** Honour robots.txt in crawls and maps (default true). Scrape never reads it. */
+  readonly respectRobots?: boolean | undefined
+  /** Pages per crawl job record; more pages are behind `next` (default 100). */
+  readonly pageSize?: number | undefined
+  /** `maxDepth` of a crawl that does not set it (default 10). */
+  readonly defaultMaxDepth?: number | undefined
+  /** `limit` of a crawl that does not set it (default 1000). */
+  readonly defaultLimit?: number | undefined
+  /** Pages a map fetches to find links, besides the sitemaps (default 10). */
+  readonly mapMaxPages?: number | undefined
+  /** Most sitemap documents read for one crawl or map (default 20). */
+  readonly maxSitemaps?: number | undefined
+  /** How long a finished job is kept (default 24 hours). */
+  readonly retention?: Duration.DurationInput | undefined
+}
+
+/** The default `User-Agent`. */
+export const defaultUserAgent = "effect-rag/0.1 (local web engine)"
+/** The default mobile `User-Agent`. */
+export const defaultMobileUserAgent = "Mozilla/5.0 (Linux; Android 14; Mobile) effect-rag/0.1 (local web engine)"
+
+/** The formats a page can be scraped to (`rawHtml` is the unfiltered page in `html`). */
+export const supportedFormats: ReadonlySet<string> = new Set(["markdown", "html", "rawHtml", "links"])
+
+interface Settings {
+  readonly policy: Policy
+  readonly userAgent: string
+  readonly mobileUserAgent: string
+  readonly politenessMs: number
+  readonly maxCrawlDelayMs: number
+  readonly concurrency: number
+  readonly pageTimeout: Duration.Duration
+  readonly maxBodyBytes: number
+  readonly maxRedirects: number
+  readonly respectRobots: boolean
+  readonly pageSize: number
+  readonly defaultMaxDepth: number
+  readonly defaultLimit: number
+  readonly mapMaxPages: number
+  readonly maxSitemaps: number
+  readonly retentionMs: number
+}
+
+const settingsOf = (o: Options): Settings => ({
+  policy: { allowPrivate: o.allowPrivate ?? false, allowHosts: o.allowHosts ?? [] },
+  userAgent: o.userAgent ?? defaultUserAgent,
+  mobileUserAgent: o.mobileUserAgent ?? defaultMobileUserAgent,
+  politenessMs: Duration.toMillis(o.politenessDelay ?? Duration.millis(500)),
+  maxCrawlDelayMs: Duration.toMillis(o.maxCrawlDelay ?? Duration.seconds(10)),
+  concurrency: Math.max(1, o.concurrency ?? 4),
+  pageTimeout: Duration.decode(o.pageTimeout ?? Duration.seconds(30)),
+  maxBodyBytes: o.maxBodyBytes ?? 10 * 1024 * 1024,
+  maxRedirects: o.maxRedirects ?? 5,
+  respectRobots: o.respectRobots ?? true,
+  pageSize: Math.max(1, o.pageSize ?? 100),
+  defaultMaxDepth: o.defaultMaxDepth ?? 10,
+  defaultLimit: o.defaultLimit ?? 1000,
+  mapMaxPages: o.mapMaxPages ?? 10,
+  maxSitemaps: o.maxSitemaps ?? 20,
+  retentionMs: Duration.toMillis(o.retention ?? Duration.hours(24))
+})
+
+// =============================================================================
+// Errors
+// =============================================================================
+
+const endpoint = (op: WebOperation): string => endpointOf("firecrawl", op)
+
+/** Maps a fetch failure to the API error family (scrape, map, crawl start). */
+const fetchError = (op: WebOperation, e: FetchFailure, maxBytes: number): RagError.ApiError => {
+  const ep = endpoint(op)
+  switch (e.reason) {
+    case "invalid_url":
+    case "blocked":
+    case "too_many_redirects":
+      return new RagError.BadRequest({ endpoint: ep, message: e.message, code: e.reason })
+    case "too_large":
+      return new RagError.PayloadTooLarge({ endpoint: ep, message: e.message, code: e.reason, limit: maxBytes })
+    case "timeout":
+      return new RagError.TransportError({ endpoint: ep, message: e.message, reason: "timeout" })
+    case "aborted":
+      return new RagError.TransportError({ endpoint: ep, message: e.message, reason: "aborted" })
+    case "unreachable":
+      return new RagError.TransportError({ endpoint: ep, message: e.message, reason: "unreachable" })
+  }
+}
+
+/** A page that could not be scraped (recorded in a crawl, an `ApiError` for scrape). */
+class PageFailure {
+  readonly _tag = "PageFailure"
+  constructor(
+    readonly error: RagError.ApiError,
+    readonly statusCode: number | undefined,
+    readonly finalUrl: string | undefined
+  ) {}
+}
+
+const extractionError = (op: WebOperation, e: Upload.UploadError): RagError.ApiError => {
+  if (e._tag !== "ExtractionError") return e
+  const ep = endpoint(op)
+  const message = `${e.file}: ${e.message}`
+  switch (e.reason) {
+    case "too_large":
+    case "limit_exceeded":
+      return new RagError.PayloadTooLarge({ endpoint: ep, message, code: e.reason })
+    case "password_required":
+    case "wrong_password":
+    case "corrupt":
+    case "unsupported":
+      return new RagError.BadRequest({ endpoint: ep, message, code: e.reason })
+    default:
+      return new RagError.ServerError({ endpoint: ep, message, code: e.reason, status: 500 })
+  }
+}
+
+// =============================================================================
+// Jobs
+// =============================================================================
+
+interface Job {
+  readonly id: string
+  readonly url: string
+  status: Web.CrawlStatus
+  readonly pages: Array<Web.CrawlPage>
+  total: number
+  completed: number
+  error: string | undefined
+  expiresAt: number
+  finished: boolean
+  fiber: Fiber.RuntimeFiber<void, never> | undefined
+  readonly done: Deferred.Deferred<void>
+}
+
+/** The `next` cursor of a job record. */
+export const nextCursor = (id: string, skip: number): string => `local://crawl/${encodeURIComponent(id)}?skip=${skip}`
+
+/** Reads an id or a `next` cursor: the job id and the pages to skip. */
+export const parseCursor = (idOrNext: string): { id: string; skip: number } => {
+  const m = /^local:\/\/crawl\/([^?]+)(?:\?skip=(\d+))?$/.exec(idOrNext)
+  if (!m) return { id: idOrNext, skip: 0 }
+  return { id: decodeURIComponent(m[1]!), skip: Number(m[2] ?? "0") }
+}
+
+// =============================================================================
+// Engine
+// =============================================================================
+
+/** A scraped page and the links to follow from it. */
+interface Scraped {
+  readonly page: Web.CrawlPage
+  /** The final URL (after redirects). */
+  readonly finalUrl: string
+  /** Links of the page (absolute), for crawling and mapping. */
+  readonly links: ReadonlyArray<string>
+}
+
+/** Per-request options. */
+interface PageOptions extends Web.ScrapeOptions {
+  readonly sourceURL: string
+}
+
+const defaultFormats = ["markdown"] as const
+
+const checkScrapeOptions = (op: WebOperation, o: Web.ScrapeOptions | undefined): RagError.BadRequest | undefined => {
+  const unknown = (o?.formats ?? []).filter((f) => !supportedFormats.has(f))
+  if (unknown.length > 0) {
+    return new RagError.BadRequest({
+      endpoint: endpoint(op),
+      message: `unsupported formats ${unknown.join(", ")} (the local engine supports ${[...supportedFormats].join(", ")})`
+    })
+  }
+  const bad = invalidSelector([...(o?.includeTags ?? []), ...(o?.excludeTags ?? [])])
+  return bad === undefined ? undefined : new RagError.BadRequest({ endpoint: endpoint(op), message: bad })
+}
+
+const fileName = (url: string, mediaType: string): string => {
+  const last = decodeURIComponent(new URL(url).pathname.split("/").pop() ?? "") || "download"
+  if (/\.[a-z0-9]{2,5}$/i.test(last)) return last
+  const ext: Record<string, string> = {
+    "application/pdf": ".pdf",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": ".docx",
+    "application/vnd.openxmlformats-officedocument.presentationml.presentation": ".pptx",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": ".xlsx",
+    "application/vnd.ms-excel": ".xls",
+    "text/csv": ".csv",
+    "application/json": ".json",
+    "image/png": ".png",
+    "image/jpeg": ".jpg"
+  }
+  return last + (ext[mediaType] ?? "")
+}
+
+const isText = (mediaType: string): boolean =>
+  mediaType === "text/plain" || mediaType === "text/markdown" || mediaType === "text/x-markdown"
+
+/**
+ * Builds the engine. Needs a `Scope` (background crawls and connection pools live in it) and
+ * the {@link Upload.Upload} service for non-HTML pages.
+ */
+export const make = (options: Options = {}): Effect.Effect<Web.Service, never, Scope.Scope | Upload.Upload> =>
+  Effect.gen(function*() {
+    const s = settingsOf(options)
+    const upload = yield* Upload.Upload
+    const scope = yield* Effect.scope
+    const agents: Agents = yield* Effect.acquireRelease(Effect.sync(makeAgents), (a) => Effect.sync(() => destroyAgents(a)))
+    const jobs = new Map<string, Job>()
+    // per host: the earliest time the next request may start
+    const nextStart = new Map<string, number>()
+    // per host: the robots.txt Crawl-delay (ms), once read
+    const crawlDelays = new Map<string, number>()
+
+    // ---------------------------------------------------------------------------
+    // Fetching
+    // ---------------------------------------------------------------------------
+
+    /** Waits for the host's turn (politeness), then reserves the next slot. */
+    const politeTurn = (host: string) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const delay = Math.max(s.politenessMs, Math.min(crawlDelays.get(host) ?? 0, s.maxCrawlDelayMs))
+        const slot = Math.max(now, nextStart.get(host) ?? 0)
+        nextStart.set(host, slot + delay)
+        return slot > now ? Effect.sleep(Duration.millis(slot - now)) : Effect.void
+      })
+
+    interface FetchSettings {
+      readonly headers?: Readonly<Record<string, string>> | undefined
+      readonly mobile?: boolean | undefined
+      readonly accept?: string | undefined
+      readonly polite: boolean
+    }
+
+    /** Fetches a URL: politeness turn, then the request, within the per-page time-out. */
+    const fetchPage = (url: string, f: FetchSettings): Effect.Effect<FetchResult, FetchFailure> => {
+      const host = parseHttpUrl(url)?.host ?? ""
+      const request = Effect.async<FetchResult, FetchFailure>((resume, signal) => {
+        fetchUrl(url, {
+          policy: s.policy,
+          agents,
+          userAgent: f.mobile ? s.mobileUserAgent : s.userAgent,
+          headers: f.headers,
+          maxBytes: s.maxBodyBytes,
+          maxRedirects: s.maxRedirects,
+          accept: f.accept,
+          signal
+        }).then(
+          (r) => resume(Effect.succeed(r)),
+          (e) =>
+            resume(Effect.fail(e instanceof FetchFailure ? e : new FetchFailure("unreachable", url, String(e))))
+        )
+      })
+      return (f.polite ? Effect.zipRight(politeTurn(host), request) : request).pipe(
+        Effect.timeoutFail({
+          duration: s.pageTimeout,
+          onTimeout: () =>
+            new FetchFailure("timeout", url, `${url} did not answer within ${Duration.format(s.pageTimeout)}`)
+        })
+      )
+    }
+
+    /**
+     * Turns a response into a page (HTML processed, text kept, documents extracted). With
+     * `linksOnly` (map), documents are not extracted: only HTML has links.
+     */
+    const toPage = (
+      op: WebOperation,
+      res: FetchResult,
+      o: PageOptions,
+      linksOnly = false
+    ): Effect.Effect<Scraped, PageFailure> =>
+      Effect.gen(function*() {
+        const formats = new Set(o.formats ?? defaultFormats)
+        const base = {
+          sourceURL: o.sourceURL,
+          statusCode: res.status,
+          ...(res.redirects.length > 0 ? { url: res.url } : {})
+        }
+        if (isHtml(res.mediaType) || (res.mediaType === "" && /^\s*</.test(Buffer.from(res.body.subarray(0, 256)).toString("latin1")))) {
+          const { text } = decodePage(res.body, res.charset)
+          const page = processHtml(text, res.url, o)
+          return {
+            finalUrl: res.url,
+            links: page.links,
+            page: {
+              ...(formats.has("markdown") ? { markdown: page.markdown } : {}),
+              ...(formats.has("html") ? { html: page.html } : formats.has("rawHtml") ? { html: text } : {}),
+              ...(formats.has("links") ? { links: [...page.links] } : {}),
+              metadata: {
+                ...(page.title !== undefined ? { title: page.title } : {}),
+                ...(page.description !== undefined ? { description: page.description } : {}),
+                ...(page.language !== undefined ? { language: page.language } : {}),
+                ...base
+              }
+            }
+          }
+        }
+        if (isText(res.mediaType)) {
+          const { text } = decodePage(res.body, res.charset)
+          return {
+            finalUrl: res.url,
+            links: [],
+            page: {
+              ...(formats.has("markdown") ? { markdown: text.trim() } : {}),
+              ...(formats.has("links") ? { links: [] } : {}),
+              metadata: base
+            }
+          }
+        }
+        if (linksOnly) return { finalUrl: res.url, links: [], page: { metadata: base } }
+        const file: Upload.UploadFile = {
+          name: fileName(res.url, res.mediaType),
+          data: res.body,
+          ...(res.mediaType !== "" ? { type: res.mediaType } : {})
+        }
+        const result = yield* upload.extract(file).pipe(
+          Effect.mapError((e) => new PageFailure(extractionError(op, e), res.status, res.url))
+        )
+        if (!result.status) {
+          return yield* Effect.fail(
+            new PageFailure(
+              new RagError.BadRequest({
+                endpoint: endpoint(op),
+                message: `${file.name}: ${result.error || "the document could not be extracted"}`
+              }),
+              res.status,
+              res.url
+            )
+          )
+        }
+        return {
+          finalUrl: res.url,
+          links: [],
+          page: {
+            ...(formats.has("markdown") ? { markdown: result.content } : {}),
+            ...(formats.has("links") ? { links: [] } : {}),
+            metadata: base
+          }
+        }
+      })
+
+    /** Fetches and processes one page. */
+    const scrapePage = (op: WebOperation, url: string, o: PageOptions, linksOnly = false) =>
+      fetchPage(url, { headers: o.headers, mobile: o.mobile, polite: true }).pipe(
+        Effect.mapError((e) => new PageFailure(fetchError(op, e, s.maxBodyBytes), undefined, undefined)),
+        Effect.flatMap((res) => toPage(op, res, o, linksOnly))
+      )
+
+    // ---------------------------------------------------------------------------
+    // Robots and sitemaps
+    // ---------------------------------------------------------------------------
+
+    /** A robots.txt reader with a cache (one per crawl or map). */
+    const robotsReader = () => {
+      const cache = new Map<string, Robots.Robots>()
+      return (url: URL): Effect.Effect<Robots.Robots> => {
+        if (!s.respectRobots) return Effect.succeed(Robots.allowAll)
+        const cached = cache.get(url.origin)
+        if (cached) return Effect.succeed(cached)
+        const robotsUrl = `${url.origin}/robots.txt`
+        return fetchPage(robotsUrl, { polite: true, accept: "text/plain,*/*;q=0.5" }).pipe(
+          Effect.map((res) =>
+            Robots.fromResponse(robotsUrl, res.status, Buffer.from(res.body).toString("utf8"), s.userAgent)
+          ),
+          Effect.catchAll((e) =>
+            Effect.succeed(
+              e.reason === "too_large" || e.reason === "blocked"
+                ? Robots.allowAll
+                : Robots.disallowAll(`${robotsUrl}: ${e.message}`)
+            )
+          ),
+          Effect.tap((robots) =>
+            Effect.sync(() => {
+              cache.set(url.origin, robots)
+              if (robots.crawlDelayMs !== undefined) crawlDelays.set(url.host, robots.crawlDelayMs)
+            })
+          )
+        )
+      }
+    }
+
+    /** The page URLs of the site's sitemaps (robots.txt `Sitemap:` lines, else `/sitemap.xml`). */
+    const sitemapUrls = (start: URL, robots: Robots.Robots): Effect.Effect<Array<string>> =>
+      Effect.gen(function*() {
+        const queue = robots.sitemaps.length > 0 ? [...robots.sitemaps] : [`${start.origin}/sitemap.xml`]
+        const read = new Set<string>()
+        const urls: Array<string> = []
+        while (queue.length > 0 && read.size < s.maxSitemaps) {
+          const next = queue.shift()!
+          if (read.has(next)) continue
+          read.add(next)
+          const res = yield* Effect.option(fetchPage(next, { polite: true, accept: "application/xml,text/xml,*/*;q=0.5" }))
+          if (Option.isNone(res) || res.value.status < 200 || res.value.status >= 300) continue
+          const entries = parseSitemap(res.value.body, s.maxBodyBytes)
+          urls.push(...entries.urls)
+          queue.push(...entries.sitemaps)
+        }
+        return urls
+      })
+
+    // ---------------------------------------------------------------------------
+    // Scrape
+    // ---------------------------------------------------------------------------
+
+    const precheckUrl = (op: WebOperation, input: string) =>
+      Effect.gen(function*() {
+        const url = parseHttpUrl(input)
+        if (url === undefined) {
+          return yield* new RagError.BadRequest({
+            endpoint: endpoint(op),
+            message: `not an http(s) URL: ${input}`,
+            code: "invalid_url"
+          })
+        }
+        const blocked = yield* Effect.promise(() => precheck(s.policy, url.hostname))
+        if (blocked) return yield* new RagError.BadRequest({ endpoint: endpoint(op), message: blocked.message, code: "blocked" })
+        return url
+      })
+
+    const scrape = Effect.fn("LocalWeb.scrape")(function*(request: Web.ScrapeRequest) {
+      const url = yield* precheckUrl("scrape", request.url)
+      const invalid = checkScrapeOptions("scrape", request)
+      if (invalid) return yield* invalid
+      url.hash = ""
+      const scraped = yield* scrapePage("scrape", url.href, { ...request, sourceURL: request.url }).pipe(
+        Effect.mapError((f) => f.error)
+      )
+      return { success: true, data: scraped.page } satisfies Web.ScrapeResponse as Web.ScrapeResponse
+    })
+
+    // ---------------------------------------------------------------------------
+    // Crawl
+    // ---------------------------------------------------------------------------
+
+    /** Drops finished jobs past their expiry. */
+    const sweep = Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      Effect.sync(() => {
+        for (const [id, job] of jobs) if (job.finished && job.expiresAt < now) jobs.delete(id)
+      }))
+
+    const failedPage = (sourceURL: string, f: PageFailure): Web.CrawlPage => ({
+      metadata: {
+        sourceURL,
+        ...(f.statusCode !== undefined ? { statusCode: f.statusCode } : {}),
+        ...(f.finalUrl !== undefined && f.finalUrl !== sourceURL ? { url: f.finalUrl } : {}),
+        error: f.error.message
+      }
+    })
+
+    /** The crawl itself: breadth-first, level by level (each level in discovery order). */
+    const runCrawl = (
+      job: Job,
+      start: URL,
+      request: Web.CrawlRequest,
+      filter: PathFilter
+    ): Effect.Effect<void, string> =>
+      Effect.gen(function*() {
+        const maxDepth = request.maxDepth ?? s.defaultMaxDepth
+        const limit = request.limit ?? s.defaultLimit
+        const robotsOf = robotsReader()
+        const seen = new Set<string>([normalize(start)])
+        const startRobots = yield* robotsOf(start)
+        if (!startRobots.isAllowed(start.href)) {
+          const reason = "reason" in startRobots ? `: ${String(startRobots.reason)}` : ""
+          return yield* Effect.fail(`robots.txt disallows the start URL ${start.href}${reason}`)
+        }
+        const sitemap = maxDepth >= 1 ? yield* sitemapUrls(start, startRobots) : []
+        let attempted = 0
+
+        /** Keeps the links worth fetching, in order, marking them seen. */
+        const admit = (links: ReadonlyArray<string>): Effect.Effect<Array<string>> =>
+          Effect.gen(function*() {
+            const out: Array<string> = []
+            for (const link of links) {
+              const url = parseHttpUrl(link)
+              if (url === undefined || !sameSite(start, url) || !passes(filter, url)) continue
+              url.hash = ""
+              const key = normalize(url)
+              if (seen.has(key)) continue
+              const robots = yield* robotsOf(url)
+              if (!robots.isAllowed(url.href)) continue
+              seen.add(key)
+              out.push(url.href)
+            }
+            return out
+          })
+
+        let level: Array<string> = [start.href]
+        for (let depth = 0; level.length > 0 && attempted < limit; depth++) {
+          const batch = level.slice(0, limit - attempted)
+          attempted += batch.length
+          const results = yield* Effect.forEach(
+            batch,
+            (url) =>
+              scrapePage("crawlStart", url, { ...request.scrapeOptions, sourceURL: url }).pipe(
+                Effect.either,
+                Effect.tap((result) =>
+                  Effect.sync(() => {
+                    if (result._tag === "Left") {
+                      job.pages.push(failedPage(url, result.left))
+                      job.total++
+                      return
+                    }
+                    const finalKey = normalize(new URL(result.right.finalUrl))
+                    if (finalKey !== normalize(new URL(url)) && seen.has(finalKey)) return // a redirect to a page already taken
+                    seen.add(finalKey)
+                    const status = result.right.page.metadata.statusCode ?? 200
+                    job.total++
+                    if (status >= 400) {
+                      job.pages.push(
+                        failedPage(url, new PageFailure(
+                          new RagError.UnexpectedStatus({ endpoint: `GET ${url}`, message: `HTTP ${status}`, status }),
+                          status,
+                          result.right.finalUrl
+                        ))
+                      )
+                      return
+                    }
+                    job.completed++
+                    job.pages.push(result.right.page)
+                  })
+                )
+              ),
+            { concurrency: s.concurrency }
+          )
+          if (depth >= maxDepth) break
+          const links = results.flatMap((r) =>
+            r._tag === "Right" && (r.right.page.metadata.statusCode ?? 200) < 400 ? r.right.links : []
+          )
+          level = yield* admit(depth === 0 ? [...links, ...sitemap] : links)
+        }
+      })
+
+    const crawl = Effect.fn("LocalWeb.crawl")(function*(request: Web.CrawlRequest) {
+      yield* sweep
+      const start = yield* precheckUrl("crawlStart", request.url)
+      start.hash = ""
+      const invalid = checkScrapeOptions("crawlStart", request.scrapeOptions)
+      if (invalid) return yield* invalid
+      const filter = yield* Effect.try({
+        try: () => compileFilter(request.includePaths, request.excludePaths),
+        catch: (e) => new RagError.BadRequest({ endpoint: endpoint("crawlStart"), message: (e as Error).message })
+      })
+      const now = yield* Clock.currentTimeMillis
+      const job: Job = {
+        id: crypto.randomUUID(),
+        url: start.href,
+        status: "scraping",
+        pages: [],
+        total: 0,
+        completed: 0,
+        error: undefined,
+        expiresAt: now + s.retentionMs,
+        finished: false,
+        fiber: undefined,
+        done: yield* Deferred.make<void>()
+      }
+      jobs.set(job.id, job)
+      const finish = (exit: Exit.Exit<void, string>) =>
+        Effect.flatMap(Clock.currentTimeMillis, (end) =>
+          Effect.suspend(() => {
+            job.finished = true
+            job.expiresAt = end + s.retentionMs
+            if (Exit.isSuccess(exit)) {
+              job.status = "completed"
+            } else if (Exit.isInterrupted(exit)) {
+              job.status = "cancelled"
+            } else {
+              job.status = "failed"
+              job.error = Option.getOrElse(Cause.failureOption(exit.cause), () => Cause.pretty(exit.cause))
+            }
+            return Deferred.succeed(job.done, undefined)
+          }))
+      job.fiber = yield* runCrawl(job, start, request, filter).pipe(
+        Effect.onExit(finish),
+        Effect.catchAllCause(() => Effect.void),
+        Effect.forkIn(scope)
+      )
+      return { success: true, id: job.id, url: start.href } satisfies Web.CrawlStarted as Web.CrawlStarted
+    })
+
+    const findJob = (op: WebOperation, id: string) =>
+      Effect.flatMap(sweep, () => {
+        const job = jobs.get(id)
+        return job
+          ? Effect.succeed(job)
+          : Effect.fail(new RagError.NotFound({ endpoint: endpoint(op), message: `no crawl job ${id}` }))
+      })
+
+    const record = (job: Job, skip: number): Web.CrawlJob => {
+      const end = skip + s.pageSize
+      return {
+        status: job.status,
+        total: job.total,
+        completed: job.completed,
+        creditsUsed: job.completed,
+        expiresAt: new Date(job.expiresAt).toISOString(),
+        next: end < job.pages.length ? nextCursor(job.id, end) : null,
+        data: job.pages.slice(skip, end),
+        ...(job.error !== undefined ? { error: job.error } : {})
+      }
+    }
+
+    const crawlStatus = (idOrNext: string): Effect.Effect<Web.CrawlJob, RagError.ApiError> => {
+      const { id, skip } = parseCursor(idOrNext)
+      return Effect.map(findJob("crawlStatus", id), (job) => record(job, skip)).pipe(
+        Effect.withSpan("LocalWeb.crawlStatus")
+      )
+    }
+
+    const crawlPages = (id: string): Stream.Stream<Web.CrawlPage, RagError.ApiError> =>
+      Stream.paginateChunkEffect(id, (cursor) =>
+        Effect.map(crawlStatus(cursor), (job) =>
+          [Chunk.fromIterable(job.data), Option.fromNullable(job.next)] as const)).pipe(
+          Stream.withSpan("LocalWeb.crawlPages")
+        )
+
+    const waitForCrawl = (id: string, waitOptions?: Web.WaitOptions) =>
+      Effect.flatMap(findJob("crawlStatus", id), (job) =>
+        Web.pollUntilDone(
+          endpoint("crawlStatus"),
+          id,
+          Effect.zipRight(Deferred.await(job.done), crawlStatus(id)),
+          waitOptions
+        )).pipe(Effect.withSpan("LocalWeb.waitForCrawl"))
+
+    const cancel = (id: string): Effect.Effect<Web.CancelResponse, RagError.ApiError> =>
+      Effect.gen(function*() {
+        const job = yield* findJob("crawlCancel", id)
+        if (job.finished) return { status: job.status, success: job.status === "cancelled" }
+        if (job.fiber) yield* Fiber.interrupt(job.fiber)
+        yield* Deferred.await(job.done)
+        return { status: "cancelled", success: true }
+      }).pipe(Effect.withSpan("LocalWeb.cancel"))
+
+    // ---------------------------------------------------------------------------
+    // Map
+    // ---------------------------------------------------------------------------
+
+    const map = Effect.fn("LocalWeb.map")(function*(request: Web.MapRequest) {
+      const start = yield* precheckUrl("map", request.url)
+      start.hash = ""
+      const includeSubdomains = request.includeSubdomains ?? false
+      const limit = request.limit ?? 5000
+      const robotsOf = robotsReader()
+      const found = new Map<string, string>() // normal form → URL as first seen
+      const queued = new Set<string>()
+      /** The site's URL of a link (fragment removed), or undefined when it is off-site. */
+      const onSite = (link: string): URL | undefined => {
+        const url = parseHttpUrl(link)
+        if (url === undefined || !sameSite(start, url, includeSubdomains)) return undefined
+        url.hash = ""
+        return url
+      }
+      const add = (url: URL) => {
+        const key = normalize(url)
+        if (!found.has(key)) found.set(key, url.href)
+      }
+      /** The URLs not queued yet for fetching, marked queued. */
+      const enqueue = (urls: ReadonlyArray<URL>) =>
+        urls.filter((url) => {
+          const key = normalize(url)
+          if (queued.has(key)) return false
+          queued.add(key)
+          return true
+        })
+      add(start)
+      enqueue([start])
+      const startRobots = yield* robotsOf(start)
+      const fromSitemaps = request.ignoreSitemap ?? false
+        ? []
+        : (yield* sitemapUrls(start, startRobots)).flatMap((u) => onSite(u) ?? [])
+      for (const url of fromSitemaps) add(url)
+      // enough links already: no need to read pages (a search may still need them)
+      const enough = () => request.search === undefined && found.size >= limit
+      let level = [start]
+      let fetched = 0
+      for (let depth = 0; level.length > 0 && fetched < s.mapMaxPages && !enough(); depth++) {
+        const batch: Array<string> = []
+        for (const url of level) {
+          if (batch.length + fetched >= s.mapMaxPages) break
+          const robots = yield* robotsOf(url)
+          if (robots.isAllowed(url.href)) batch.push(url.href)
+        }
+        if (batch.length === 0) break
+        fetched += batch.length
+        const results = yield* Effect.forEach(
+          batch,
+          (u) => Effect.option(scrapePage("map", u, { formats: ["links"], sourceURL: u }, true)),
+          { concurrency: s.concurrency }
+        )
+        const links = results.flatMap((r) => (Option.isSome(r) ? r.value.links.flatMap((l) => onSite(l) ?? []) : []))
+        for (const url of links) add(url)
+        level = enqueue(depth === 0 ? [...links, ...fromSitemaps] : links)
+      }
+      const terms = (request.search ?? "").toLowerCase().split(/\s+/).filter((t) => t !== "")
+      const links = [...found.values()].filter((u) => {
+        let text = u.toLowerCase()
+        try {
+          text = decodeURIComponent(u).toLowerCase()
+        } catch {
+          // a malformed escape: match the URL as written
+        }
+        return terms.every((t) => text.includes(t))
+      })
+      return { success: true, links: links.slice(0, limit) } satisfies Web.MapResponse as Web.MapResponse
+    })
+
+    return Web.Web.of({ crawl, crawlStatus, crawlPages, waitForCrawl, cancel, map, scrape })
+  })
+
+/**
+ * The local web engine as the {@link Web.Web} layer. Scoped: background crawls are
+ * interrupted and connections closed when the layer is released. Needs {@link Upload.Upload}
+ * for non-HTML pages (e.g. `LocalFiles.layer()`).
+ */
+export const layer = (options: Options = {}): Layer.Layer<Web.Web, never, Upload.Upload> =>
+  Layer.scoped(Web.Web, make(options))

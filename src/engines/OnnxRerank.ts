@@ -1,0 +1,126 @@
+/**
+ * A local {@link Rerank.Rerank} layer: a cross-encoder (a sequence-classification model that
+ * scores a query and a document together, such as the MS MARCO MiniLM cross-encoders or BGE
+ * rerankers exported to ONNX) run by transformers.js. Same model rules as
+ * {@link OnnxEmbeddings}: a local folder, or a hub id only when downloads are allowed (off by
+ * default); otherwise a {@link LocalModelError} that says where it looked and how to provide
+ * one. No model ships with effect-rag.
+ *
+ * Scores: the sigmoid of the single logit (one-label models) or the softmax probability of the
+ * last label (two-label models); results are sorted by score and cut to `top_n`.
+ *
+ * @since 0.1.0
+ */
+import { Config, Effect, Layer } from "effect"
+import type { ConfigError } from "effect/ConfigError"
+import { basename } from "node:path"
+import * as Rerank from "../api/Rerank.js"
+import * as RagError from "../RagError.js"
+import { engineError, LocalModelError } from "./internal/embed-common.js"
+import { defaultCacheDir, loadWith, locate, type ModelSource } from "./internal/embed-onnx.js"
+
+export { LocalModelError } from "./internal/embed-common.js"
+
+/** Options of the layer. */
+export interface Options extends ModelSource {
+  /** The id the layer reports (default: folder name or hub id). */
+  readonly modelId?: string | undefined
+  /** Query-document pairs per forward pass (default 16). */
+  readonly batchSize?: number | undefined
+}
+
+interface Tokenizer {
+  (text: Array<string>, options: { text_pair: Array<string>; padding: boolean; truncation: boolean }): Record<
+    string,
+    { data: ArrayLike<number | bigint> }
+  >
+}
+
+interface Classifier {
+  (inputs: Record<string, unknown>): Promise<{ logits: { dims: Array<number>; data: Float32Array } }>
+}
+
+/** Turns a row of logits into a relevance score in [0, 1]. */
+export const scoreOf = (logits: ArrayLike<number>): number => {
+  if (logits.length === 1) return 1 / (1 + Math.exp(-logits[0]!))
+  let max = -Infinity
+  for (let i = 0; i < logits.length; i++) max = Math.max(max, logits[i]!)
+  let z = 0
+  for (let i = 0; i < logits.length; i++) z += Math.exp(logits[i]! - max)
+  return Math.exp(logits[logits.length - 1]! - max) / z
+}
+
+/** Finds and loads the cross-encoder, then builds the service. */
+export const make = (options: Options): Effect.Effect<Rerank.Service, LocalModelError> =>
+  Effect.gen(function*() {
+    const located = yield* locate(options, "reranking")
+    const { classifier, tokenizer } = yield* loadWith(located, options, async (t, pretrained) => ({
+      tokenizer: (await t.AutoTokenizer.from_pretrained(located.path, pretrained)) as unknown as Tokenizer,
+      classifier: (await t.AutoModelForSequenceClassification.from_pretrained(located.path, pretrained)) as unknown as Classifier
+    }))
+    const model = options.modelId ?? (located.remote ? located.path : basename(located.path))
+    const endpoint = "OnnxRerank"
+    const batchSize = Math.max(1, options.batchSize ?? 16)
+    const lock = yield* Effect.makeSemaphore(1)
+
+    const scoreBatch = (query: string, documents: ReadonlyArray<string>) =>
+      Effect.tryPromise({
+        try: async () => {
+          const inputs = tokenizer(documents.map(() => query), { text_pair: [...documents], padding: true, truncation: true })
+          const mask = inputs["attention_mask"]?.data ?? []
+          let tokens = 0
+          for (let i = 0; i < mask.length; i++) tokens += Number(mask[i])
+          const { logits } = await classifier(inputs)
+          const labels = logits.dims[logits.dims.length - 1]!
+          const scores = documents.map((_, i) => scoreOf(logits.data.subarray(i * labels, (i + 1) * labels)))
+          return { scores, tokens }
+        },
+        catch: engineError(endpoint)
+      })
+
+    const rerank = (request: Rerank.RerankRequest) =>
+      Effect.gen(function*() {
+        if (request.model !== model && request.model !== "") {
+          return yield* new RagError.BadRequest({ endpoint, message: `${endpoint} serves the model ${model} only, not ${request.model}` })
+        }
+        const scores: Array<number> = []
+        let tokens = 0
+        for (let i = 0; i < request.documents.length; i += batchSize) {
+          const r = yield* lock.withPermits(1)(scoreBatch(request.query, request.documents.slice(i, i + batchSize)))
+          scores.push(...r.scores)
+          tokens += r.tokens
+        }
+        const response: Rerank.RerankResponse = {
+          model,
+          results: scores.map((relevance_score, index) => ({
+            index,
+            relevance_score,
+            ...(request.return_documents === true ? { document: { text: request.documents[index]! } } : {})
+          })),
+          usage: { total_tokens: tokens }
+        }
+        return yield* Rerank.normalize(request, response)
+      }).pipe(Effect.withSpan("OnnxRerank.rerank", { attributes: { documents: request.documents.length } }))
+
+    return Rerank.Rerank.of({ defaultModel: model, rerank })
+  })
+
+/** The layer. */
+export const layer = (options: Options): Layer.Layer<Rerank.Rerank, LocalModelError> =>
+  Layer.effect(Rerank.Rerank, make(options))
+
+/**
+ * The layer from configuration: `EFFECT_RAG_RERANK_MODEL` (folder or hub id),
+ * `EFFECT_RAG_ALLOW_DOWNLOADS` (default false), `EFFECT_RAG_MODEL_CACHE` (default
+ * `.effect-rag/models`).
+ */
+export const layerConfig: Layer.Layer<Rerank.Rerank, LocalModelError | ConfigError> = Layer.unwrapEffect(
+  Effect.map(
+    Config.all({
+      model: Config.string("EFFECT_RAG_RERANK_MODEL"),
+      allowDownloads: Config.boolean("EFFECT_RAG_ALLOW_DOWNLOADS").pipe(Config.withDefault(false)),
+      cacheDir: Config.string("EFFECT_RAG_MODEL_CACHE").pipe(Config.withDefault(defaultCacheDir))
+    }),
+    layer
+  )
+)

@@ -1,0 +1,117 @@
+/**
+ * Format detection: magic bytes first, then the container's contents (zip entries, compound
+ * file streams), then the file extension and MIME type. Pure.
+ */
+import { extname } from "node:path"
+import type { Format } from "./types.js"
+import { zipNames } from "./zip.js"
+
+const startsWith = (data: Uint8Array, bytes: ReadonlyArray<number>, at = 0) =>
+  bytes.every((b, i) => data[at + i] === b)
+
+const ascii = (data: Uint8Array, from: number, to: number) =>
+  String.fromCharCode(...data.subarray(from, Math.min(to, data.length)))
+
+const byExtension: Record<string, Format> = {
+  ".pdf": "pdf",
+  ".docx": "docx",
+  ".docm": "docx",
+  ".pptx": "pptx",
+  ".pptm": "pptx",
+  ".xlsx": "xlsx",
+  ".xlsm": "xlsx",
+  ".xls": "xls",
+  ".csv": "csv",
+  ".tsv": "csv",
+  ".json": "json",
+  ".xml": "xml",
+  ".rss": "xml",
+  ".atom": "xml",
+  ".html": "html",
+  ".htm": "html",
+  ".xhtml": "html",
+  ".txt": "txt",
+  ".md": "txt",
+  ".text": "txt",
+  ".log": "txt",
+  ".svg": "svg",
+  ".jpg": "image",
+  ".jpeg": "image",
+  ".png": "image",
+  ".webp": "image",
+  ".gif": "image",
+  ".bmp": "image",
+  ".tif": "image",
+  ".tiff": "image",
+  ".mp3": "audio",
+  ".wav": "audio",
+  ".ogg": "audio",
+  ".m4a": "audio"
+}
+
+const byMime = (mime: string | undefined): Format | undefined => {
+  if (!mime) return undefined
+  const m = mime.toLowerCase().split(";")[0]!.trim()
+  if (m === "application/pdf") return "pdf"
+  if (m === "image/svg+xml") return "svg"
+  if (m.startsWith("image/")) return "image"
+  if (m.startsWith("audio/")) return "audio"
+  if (m === "text/csv") return "csv"
+  if (m === "application/json") return "json"
+  if (m === "text/html") return "html"
+  if (m === "application/xml" || m === "text/xml") return "xml"
+  if (m === "text/plain") return "txt"
+  return undefined
+}
+
+/** What kind of OLE compound file (CFB) this is, judged by the caller from its streams. */
+export type CompoundKind = "encrypted-ooxml" | "xls" | "doc" | "ppt" | "other"
+
+/** The detected format, or `compound` for a CFB container to be inspected further. */
+export type Detected = { readonly _tag: "format"; readonly format: Format } | { readonly _tag: "compound" } | {
+  readonly _tag: "unknown"
+}
+
+/** Detects a file's format from its bytes, name and MIME type. */
+export const detect = (name: string, data: Uint8Array, mime?: string): Detected => {
+  const ext = extname(name).toLowerCase()
+  const fromName = byExtension[ext] ?? byMime(mime)
+  if (startsWith(data, [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1])) return { _tag: "compound" }
+  if (ascii(data, 0, 1024).includes("%PDF-")) return { _tag: "format", format: "pdf" }
+  if (startsWith(data, [0x50, 0x4b, 0x03, 0x04]) || startsWith(data, [0x50, 0x4b, 0x05, 0x06])) {
+    const names = zipNames(data)
+    if (names) {
+      if (names.includes("word/document.xml")) return { _tag: "format", format: "docx" }
+      if (names.includes("ppt/presentation.xml")) return { _tag: "format", format: "pptx" }
+      if (names.some((n) => n === "xl/workbook.xml" || n === "xl/workbook.bin")) return { _tag: "format", format: "xlsx" }
+    }
+    // a damaged OOXML file: trust the extension so the right parser reports the damage
+    if (fromName === "docx" || fromName === "pptx" || fromName === "xlsx") return { _tag: "format", format: fromName }
+    return { _tag: "unknown" }
+  }
+  if (startsWith(data, [0x89, 0x50, 0x4e, 0x47])) return { _tag: "format", format: "image" }
+  if (startsWith(data, [0xff, 0xd8, 0xff])) return { _tag: "format", format: "image" }
+  if (ascii(data, 0, 4) === "GIF8") return { _tag: "format", format: "image" }
+  if (ascii(data, 0, 2) === "BM" && data.length > 26) return { _tag: "format", format: "image" }
+  if (startsWith(data, [0x49, 0x49, 0x2a, 0x00]) || startsWith(data, [0x4d, 0x4d, 0x00, 0x2a])) {
+    return { _tag: "format", format: "image" }
+  }
+  if (ascii(data, 0, 4) === "RIFF" && ascii(data, 8, 12) === "WEBP") return { _tag: "format", format: "image" }
+  if (ascii(data, 0, 4) === "RIFF" && ascii(data, 8, 12) === "WAVE") return { _tag: "format", format: "audio" }
+  if (ascii(data, 0, 4) === "OggS" || ascii(data, 0, 3) === "ID3") return { _tag: "format", format: "audio" }
+  if (ascii(data, 4, 8) === "ftyp" && /M4A|mp4|isom|M4B/.test(ascii(data, 8, 12))) {
+    return { _tag: "format", format: "audio" }
+  }
+  if (data[0] === 0xff && data[1] !== undefined && (data[1] & 0xe0) === 0xe0 && fromName === "audio") {
+    return { _tag: "format", format: "audio" }
+  }
+  if (fromName) return { _tag: "format", format: fromName }
+  // no extension: sniff text
+  const head = ascii(data, 0, 512).replace(/^\uFEFF|^\xEF\xBB\xBF/, "").trimStart().toLowerCase()
+  if (head.startsWith("<svg") || (head.startsWith("<?xml") && head.includes("<svg"))) return { _tag: "format", format: "svg" }
+  if (head.startsWith("<!doctype html") || head.startsWith("<html")) return { _tag: "format", format: "html" }
+  if (head.startsWith("<?xml")) return { _tag: "format", format: "xml" }
+  if (head.startsWith("{") || head.startsWith("[")) return { _tag: "format", format: "json" }
+  if (!data.subarray(0, 4096).includes(0)) return { _tag: "format", format: "txt" }
+  return { _tag: "unknown" }
+}

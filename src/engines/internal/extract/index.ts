@@ -1,0 +1,138 @@
+/**
+ * The extraction dispatcher: detects the format and runs its extractor. Encrypted OLE
+ * containers (OOXML with a password, XLS with FILEPASS) are decrypted with officecrypto-tool
+ * when a password is given. Every failure leaves as an {@link ExtractFailure}.
+ */
+import * as XLSX from "@e965/xlsx"
+import { detect } from "./detect.js"
+import { extractDocx } from "./docx.js"
+import { extractHtml, extractImage, extractJson, extractSvg, extractTxt, extractXml } from "./formats.js"
+import { extractPdf } from "./pdf.js"
+import { extractPptx } from "./pptx.js"
+import { extractCsv, extractWorkbook } from "./sheet.js"
+import { ExtractFailure, type Extracted, type ExtractRequest, type Format } from "./types.js"
+
+export * from "./types.js"
+
+/** Turns anything an extractor threw into an {@link ExtractFailure}. */
+export const toFailure = (e: unknown): ExtractFailure => {
+  if (e instanceof ExtractFailure) return e
+  const message = (e as Error)?.message ?? String(e)
+  if (e instanceof RangeError || /allocation failed|out of memory|invalid (array|string) length/i.test(message)) {
+    return new ExtractFailure("limit_exceeded", `the document exceeds a memory limit: ${message}`)
+  }
+  return new ExtractFailure("corrupt", `the document cannot be read: ${message}`)
+}
+
+type Cfb = { FullPaths: Array<string> }
+
+const compoundStreams = (data: Uint8Array): Array<string> => {
+  try {
+    const cfb = XLSX.CFB.read(data, { type: "array" }) as unknown as Cfb
+    return cfb.FullPaths.map((p) => p.replace(/^Root Entry\//, "").replace(/\/$/, ""))
+  } catch (e) {
+    throw new ExtractFailure("corrupt", `the compound (OLE) file cannot be read: ${(e as Error).message}`)
+  }
+}
+
+const decrypt = async (data: Uint8Array, password: string): Promise<Uint8Array> => {
+  const { default: officeCrypto } = await import("officecrypto-tool")
+  try {
+    return new Uint8Array(await officeCrypto.decrypt(Buffer.from(data), { password }))
+  } catch (e) {
+    const message = (e as Error)?.message ?? String(e)
+    if (/password/i.test(message)) {
+      throw new ExtractFailure("wrong_password", "the document is encrypted and the password given is wrong")
+    }
+    throw new ExtractFailure("corrupt", `the encrypted document cannot be decrypted: ${message}`)
+  }
+}
+
+/** Handles an OLE compound file: encrypted OOXML, XLS (maybe encrypted), or an old format. */
+const extractCompound = async (req: ExtractRequest, depth: number): Promise<Extracted> => {
+  const streams = compoundStreams(req.data)
+  const password = req.options.password
+  if (streams.includes("EncryptionInfo") && streams.includes("EncryptedPackage")) {
+    if (password === undefined) {
+      throw new ExtractFailure("password_required", "the Office document is encrypted: a password is required")
+    }
+    if (depth > 0) throw new ExtractFailure("corrupt", "the decrypted document is encrypted again")
+    return extractDocument({ ...req, data: await decrypt(req.data, password) }, depth + 1)
+  }
+  if (streams.includes("Workbook") || streams.includes("Book")) {
+    try {
+      return await extractWorkbook(req.data, "xls", req.options)
+    } catch (e) {
+      if (e instanceof ExtractFailure && e.reason === "wrong_password" && password !== undefined && depth === 0) {
+        // SheetJS reads no encrypted BIFF: decrypt (RC4) and read the clear workbook
+        return extractWorkbook(await decrypt(req.data, password), "xls", { ...req.options, password: undefined })
+      }
+      throw e
+    }
+  }
+  if (streams.includes("WordDocument")) throw new ExtractFailure("unsupported", "legacy Word (.doc) files are not supported; save as .docx")
+  if (streams.includes("PowerPoint Document")) {
+    throw new ExtractFailure("unsupported", "legacy PowerPoint (.ppt) files are not supported; save as .pptx")
+  }
+  throw new ExtractFailure("unsupported", "this compound (OLE) file is not a supported document")
+}
+
+const byFormat = (format: Format, req: ExtractRequest): Promise<Extracted> => {
+  const { data, options } = req
+  switch (format) {
+    case "pdf":
+      return extractPdf(data, options)
+    case "docx":
+      return extractDocx(data, options)
+    case "pptx":
+      return extractPptx(data, options)
+    case "xlsx":
+    case "xls":
+      return extractWorkbook(data, format, options)
+    case "csv":
+      return extractCsv(data, req.name)
+    case "json":
+      return extractJson(data)
+    case "xml":
+      return extractXml(data)
+    case "html":
+      return extractHtml(data)
+    case "txt":
+      return extractTxt(data)
+    case "svg":
+      return extractSvg(data, options)
+    case "image":
+      return extractImage(data, options)
+    case "audio":
+      return Promise.reject(
+        new ExtractFailure(
+          "speech_unavailable",
+          "audio needs a speech-recognition service and none is configured for the local engine"
+        )
+      )
+  }
+}
+
+/** Extracts a document; rejects with an {@link ExtractFailure} only. */
+export const extractDocument = async (req: ExtractRequest, depth = 0): Promise<Extracted> => {
+  try {
+    if (req.data.byteLength === 0) throw new ExtractFailure("corrupt", "the file is empty")
+    const detected = detect(req.name, req.data, req.type)
+    if (detected._tag === "compound") {
+      // an XLS saved with a .xls name but no password goes straight to SheetJS in extractCompound
+      return await extractCompound(req, depth)
+    }
+    if (detected._tag === "unknown") {
+      throw new ExtractFailure("unsupported", `the format of ${req.name} is not supported`)
+    }
+    return await byFormat(detected.format, req)
+  } catch (e) {
+    throw toFailure(e)
+  }
+}
+
+/** The format a file would be read as (for the layer's audio routing); undefined if unknown. */
+export const formatOf = (name: string, data: Uint8Array, type?: string): Format | "compound" | undefined => {
+  const d = detect(name, data, type)
+  return d._tag === "format" ? d.format : d._tag === "compound" ? "compound" : undefined
+}

@@ -1,0 +1,149 @@
+/**
+ * Spreadsheets with SheetJS CE (`@e965/xlsx` 0.20.3): XLSX and XLS (BIFF, legacy code pages
+ * through the full cptable), every sheet by name as a Markdown table of the cells' formatted
+ * values (cached formula results), merged ranges filled with their value, cell comments
+ * listed after the table. CSV with csv-parse. OOXML workbooks are opened with the zip limits
+ * before SheetJS sees them.
+ */
+import * as XLSX from "@e965/xlsx"
+import * as cptable from "@e965/xlsx/dist/cpexcel.full.mjs"
+import { parse as parseCsv } from "csv-parse/sync"
+import { markdownTable } from "./markdown.js"
+import { mediaDataUrls } from "./ooxml.js"
+import { decodeText } from "./text.js"
+import { ExtractFailure, type Extracted, type ExtractOptions, limits, type Unit } from "./types.js"
+import { openZip } from "./zip.js"
+
+XLSX.set_cptable(cptable)
+
+const trimRows = (rows: Array<Array<string>>): Array<Array<string>> => {
+  const kept = rows.filter((r) => r.some((c) => c.trim() !== ""))
+  const width = Math.max(0, ...kept.map((r) => r.length))
+  const usedCols = Array.from({ length: width }, (_, i) => kept.some((r) => (r[i] ?? "").trim() !== ""))
+  return kept.map((r) => usedCols.flatMap((used, i) => (used ? [r[i] ?? ""] : [])))
+}
+
+const sheetUnit = (ws: XLSX.WorkSheet, name: string, page: number, warnings: Array<string>): Unit => {
+  const ref = ws["!ref"]
+  if (!ref) return { page, name, content: "" }
+  const range = XLSX.utils.decode_range(ref)
+  const cols = range.e.c - range.s.c + 1
+  let lastRow = range.e.r
+  if ((lastRow - range.s.r + 1) * cols > limits.sheetCells) {
+    lastRow = range.s.r + Math.floor(limits.sheetCells / cols) - 1
+    warnings.push(`sheet ${name}: only the first ${lastRow - range.s.r + 1} rows are read (cell limit)`)
+  }
+  const rows: Array<Array<string>> = []
+  const comments: Array<string> = []
+  const dense = (ws as unknown as { "!data"?: Array<Array<XLSX.CellObject | undefined> | undefined> })["!data"]
+  const at = (r: number, c: number): XLSX.CellObject | undefined =>
+    dense ? dense[r]?.[c] : (ws[XLSX.utils.encode_cell({ r, c })] as XLSX.CellObject | undefined)
+  for (let r = range.s.r; r <= lastRow; r++) {
+    const row: Array<string> = []
+    for (let c = range.s.c; c <= range.e.c; c++) {
+      const cell = at(r, c)
+      let text = ""
+      if (cell && cell.t !== "z") {
+        text = cell.w ?? (cell.v === undefined || cell.v === null ? "" : cell.v instanceof Date ? cell.v.toISOString() : String(cell.v))
+      }
+      for (const comment of cell?.c ?? []) {
+        const body = (comment.t ?? "").replace(/\s+/g, " ").trim()
+        if (body) comments.push(`- ${XLSX.utils.encode_cell({ r, c })}${comment.a ? ` (${comment.a})` : ""}: ${body}`)
+      }
+      row.push(text)
+    }
+    rows.push(row)
+  }
+  // merged ranges: repeat the top-left value over the range (bounded)
+  for (const m of ws["!merges"] ?? []) {
+    const value = rows[m.s.r - range.s.r]?.[m.s.c - range.s.c] ?? ""
+    if (!value || (m.e.r - m.s.r + 1) * (m.e.c - m.s.c + 1) > 10_000) continue
+    for (let r = m.s.r; r <= Math.min(m.e.r, lastRow); r++) {
+      for (let c = m.s.c; c <= m.e.c; c++) {
+        const row = rows[r - range.s.r]
+        if (row && c - range.s.c < row.length) row[c - range.s.c] = value
+      }
+    }
+  }
+  const table = markdownTable(trimRows(rows))
+  const parts = [`## ${name}`]
+  if (table) parts.push(table)
+  if (comments.length > 0) parts.push(`Comments:\n${comments.join("\n")}`)
+  return { page, name, content: parts.join("\n\n") }
+}
+
+/** Extracts an XLSX or XLS workbook. */
+export const extractWorkbook = async (
+  data: Uint8Array,
+  format: "xlsx" | "xls",
+  options: ExtractOptions
+): Promise<Extracted> => {
+  if (format === "xlsx") {
+    const zip = openZip(data)
+    if (zip.names.some((n) => n.endsWith(".xml") && /<!DOCTYPE/i.test((zip.text(n) ?? "").slice(0, 4096)))) {
+      throw new ExtractFailure("corrupt", "the workbook declares a DTD, which OOXML does not allow")
+    }
+    if (options.imagesOnly) {
+      const images = mediaDataUrls(zip, "xl/media/")
+      return {
+        format,
+        units: [{ page: 1, content: images.join("\n") }],
+        images,
+        warnings: images.length === 0 ? ["images_only: the workbook has no embedded images"] : []
+      }
+    }
+  } else if (options.imagesOnly) {
+    return { format, units: [{ page: 1, content: "" }], images: [], warnings: ["images_only: images are not extracted from XLS files"] }
+  }
+  let wb: XLSX.WorkBook
+  try {
+    wb = XLSX.read(data, { type: "array", dense: true, cellFormula: false, cellHTML: false, cellText: true, cellDates: true })
+  } catch (e) {
+    const message = (e as Error)?.message ?? String(e)
+    if (/password|encrypt/i.test(message)) {
+      if (options.password !== undefined) {
+        throw new ExtractFailure("wrong_password", "the workbook is encrypted and could not be opened with the password")
+      }
+      throw new ExtractFailure("password_required", "the workbook is encrypted: a password is required")
+    }
+    throw new ExtractFailure("corrupt", `the workbook cannot be read: ${message}`)
+  }
+  const warnings: Array<string> = []
+  const units = wb.SheetNames.map((name, i) => sheetUnit(wb.Sheets[name]!, name, i + 1, warnings))
+  const props = wb.Props ?? {}
+  return {
+    format,
+    units,
+    title: props.Title || undefined,
+    description: props.Subject || props.Comments || undefined,
+    warnings
+  }
+}
+
+const sniffDelimiter = (text: string, name: string): string => {
+  if (name.toLowerCase().endsWith(".tsv")) return "\t"
+  const firstLines = text.split("\n", 5).join("\n")
+  const counts = [",", ";", "\t", "|"].map((d) => [d, firstLines.split(d).length] as const)
+  return counts.sort((a, b) => b[1] - a[1])[0]![0]
+}
+
+/** Extracts a CSV (encoding detected, delimiter sniffed) as one Markdown table. */
+export const extractCsv = async (data: Uint8Array, name: string): Promise<Extracted> => {
+  const { text } = decodeText(data)
+  let rows: Array<Array<string>>
+  try {
+    rows = parseCsv(text, {
+      delimiter: sniffDelimiter(text, name),
+      relax_column_count: true,
+      relax_quotes: true,
+      skip_empty_lines: true,
+      bom: true
+    }) as Array<Array<string>>
+  } catch (e) {
+    throw new ExtractFailure("corrupt", `the CSV cannot be parsed: ${(e as Error).message}`)
+  }
+  if (rows.length * Math.max(1, rows[0]?.length ?? 1) > limits.sheetCells) {
+    throw new ExtractFailure("limit_exceeded", `the CSV has more than ${limits.sheetCells} cells`)
+  }
+  return { format: "csv", units: [{ page: 1, content: markdownTable(rows) }], warnings: [] }
+}

@@ -1,0 +1,24 @@
+/**
+ * effect-rag: every endpoint of the AI API as a typed Effect service, local engines behind the
+ * same Tags, a pluggable vector store (LanceDB by default), and retrieval.
+ *
+ * @since 0.1.0
+ */
+export * as Chat from "./api/Chat.js"
+export * as Embeddings from "./api/Embeddings.js"
+export * as Images from "./api/Images.js"
+export * as ApiHttp from "./api/internal/ApiHttp.js"
+export * as Models from "./api/Models.js"
+export * as Music from "./api/Music.js"
+export * as Rerank from "./api/Rerank.js"
+export * as Search from "./api/Search.js"
+export * as Upload from "./api/Upload.js"
+export * as Video from "./api/Video.js"
+export * as Web from "./api/Web.js"
+export * as Layers from "./Layers.js"
+export * as RagConfig from "./RagConfig.js"
+export * as RagError from "./RagError.js"
+export * as VectorStore from "./store/VectorStore.js"
+export * as LanceDbStore from "./store/LanceDbStore.js"
+export * as MemoryStore from "./store/MemoryStore.js"
+export * as Retrieve from "./pipeline/Retrieve.js"

@@ -1,0 +1,53 @@
+/**
+ * The web commands end to end against the loopback site (`--allow-private` opens loopback).
+ */
+import { Command } from "@effect/cli"
+import { NodeContext } from "@effect/platform-node"
+import { describe, expect, it } from "@effect/vitest"
+import { Console, Effect } from "effect"
+import { crawlCommand, mapCommand, scrapeCommand } from "../../../src/cli/commands/web.js"
+import { startSite } from "./site.js"
+
+/** Runs a command with `argv` and returns what it printed. */
+const run = <Name extends string, R, E, A>(command: Command.Command<Name, R, E, A>, argv: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const lines: Array<string> = []
+    const base = yield* Effect.console
+    // the current console, with `log` captured
+    const console: Console.Console = Object.assign(Object.create(base) as Console.Console, {
+      log: (...args: ReadonlyArray<unknown>) => Effect.sync(() => void lines.push(args.map(String).join(" ")))
+    })
+    yield* Command.run(command, { name: "effect-rag", version: "0.1.0" })(["node", "effect-rag", ...argv]).pipe(
+      Effect.withConsole(console),
+      Effect.provide(NodeContext.layer)
+    )
+    return lines.join("\n")
+  })
+
+describe("web commands", () => {
+  it.scopedLive("scrape, crawl and map print the spec's shapes with --json", () =>
+    Effect.gen(function*() {
+      const site = yield* startSite
+      const scraped = JSON.parse(yield* run(scrapeCommand, ["--json", "--allow-private", `${site.origin}/about`]))
+      expect(scraped.success).toBe(true)
+      expect(scraped.data.metadata.title).toBe("About")
+      expect(scraped.data.markdown).toContain("# About")
+
+      const refused = yield* Effect.flip(run(scrapeCommand, [`${site.origin}/about`]))
+      expect(refused).toMatchObject({ _tag: "BadRequest", code: "blocked" })
+
+      const job = JSON.parse(
+        yield* run(crawlCommand, ["--max-depth", "0", "--json", "--allow-private", `${site.origin}/`])
+      )
+      expect(job).toMatchObject({ status: "completed", total: 1, completed: 1, next: null })
+      expect(job.data.map((p: { metadata: { sourceURL: string } }) => p.metadata.sourceURL)).toEqual([`${site.origin}/`])
+
+      const mapped = JSON.parse(
+        yield* run(mapCommand, ["--limit", "2", "--json", "--allow-private", `${site.origin}/`])
+      )
+      expect(mapped).toEqual({ success: true, links: [`${site.origin}/`, `${site.origin}/about`] })
+
+      const text = yield* run(crawlCommand, ["--max-depth", "0", "--allow-private", `${site.origin}/`])
+      expect(text).toContain("completed: 1 of 1 pages crawled")
+    }))
+})

@@ -1,0 +1,44 @@
+/**
+ * Runs the real `effect-rag` command line (from source, through tsx) in a child process.
+ */
+import { spawn } from "node:child_process"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+
+/** The repository root. */
+export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), "..", "..")
+
+/** What a CLI run printed and how it exited. */
+export interface CliResult {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/**
+ * Runs `effect-rag ...args` with the given extra environment (the parent's `EFFECT_RAG_*`
+ * variables are removed first, so the test controls the configuration).
+ */
+export const runCli = (
+  args: ReadonlyArray<string>,
+  env: Record<string, string> = {},
+  options: { readonly cwd?: string; readonly timeoutMs?: number } = {}
+): Promise<CliResult> =>
+  new Promise((resolve, reject) => {
+    const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("EFFECT_RAG_")))
+    const child = spawn(process.execPath, ["--import", "tsx", join(repoRoot, "src/cli/main.ts"), ...args], {
+      cwd: options.cwd ?? repoRoot,
+      env: { ...base, NO_COLOR: "1", ...env },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()))
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
+    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 60_000)
+    child.on("error", reject)
+    child.on("close", (code) => {
+      clearTimeout(timer)
+      resolve({ code, stdout, stderr })
+    })
+  })
