@@ -59,6 +59,7 @@ const program = Effect.gen(function*() {
       const raw = readFileSync(join(docs, e.path))
       const file = { name: basename(e.path), data: new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength) }
       const options = { page_based: true, enable_ocr: format === "png" || format === "jpg" }
+      process.stderr.write(`${e.path} `)
       const warm = yield* upload.extract(file, options)
       const times: Array<number> = []
       for (let i = 0; i < runs; i++) {
@@ -67,6 +68,7 @@ const program = Effect.gen(function*() {
         times.push(performance.now() - t0)
       }
       const ms = median(times)
+      process.stderr.write(`${Math.round(ms)} ms\n`)
       const n = warm.pages?.length ?? 1
       bytes += file.data.byteLength
       pages += n

@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { Layer } from "effect"
+import { Config, Effect, Layer } from "effect"
 import type { ConfigError } from "effect/ConfigError"
 import * as Chat from "./api/Chat.js"
 import * as Embeddings from "./api/Embeddings.js"
@@ -17,6 +17,7 @@ import * as Search from "./api/Search.js"
 import * as Upload from "./api/Upload.js"
 import * as Video from "./api/Video.js"
 import * as Web from "./api/Web.js"
+import * as LocalFiles from "./engines/LocalFiles.js"
 import * as RagConfig from "./RagConfig.js"
 
 /** Every remote service. */
@@ -65,3 +66,18 @@ export const Remote: Layer.Layer<RemoteServices, ConfigError> = remoteServices({
   embeddingModel: process.env["EFFECT_RAG_EMBEDDING_MODEL"],
   rerankModel: process.env["EFFECT_RAG_RERANK_MODEL"]
 }).pipe(Layer.provide(ApiHttp.layer), Layer.provide(RagConfig.layerConfig))
+
+/**
+ * The `Upload` service chosen by `EFFECT_RAG_UPLOAD`: `local` (default, the in-process document
+ * engine) or `remote` (the `/upload` endpoint of the configured service).
+ */
+export const uploadFromConfig: Layer.Layer<Upload.Upload, ConfigError> = Layer.unwrapEffect(
+  Config.literal("local", "remote")("EFFECT_RAG_UPLOAD").pipe(
+    Config.withDefault("local" as const),
+    Effect.map((kind) =>
+      kind === "remote"
+        ? Upload.layer.pipe(Layer.provide(ApiHttp.layer), Layer.provide(RagConfig.layerConfig))
+        : LocalFiles.layer()
+    )
+  )
+)

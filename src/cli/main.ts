@@ -14,6 +14,7 @@ import { join } from "node:path"
 import { packageRoot } from "../internal/shared.js"
 import * as Layers from "../Layers.js"
 import * as bench from "./commands/bench.js"
+import * as extract from "./commands/extract.js"
 import * as models from "./commands/models.js"
 import * as web from "./commands/web.js"
 
@@ -29,6 +30,7 @@ const root = Command.make("effect-rag").pipe(
   Command.withDescription("Typed, reliable, measurable RAG on Effect: the AI API as typed services, local engines, LanceDB."),
   Command.withSubcommands([
     models.command,
+    extract.command.pipe(Command.provide(Layers.uploadFromConfig)),
     web.scrapeCommand,
     web.crawlCommand,
     web.mapCommand,

@@ -27,7 +27,7 @@ import { detectLanguage } from "./internal/chunk/language.js"
 import { type TiktokenEncoding, tiktoken, type Tokenizer } from "./internal/chunk/tokenizer.js"
 import { extractDocument, formatOf } from "./internal/extract/index.js"
 import { Isolate } from "./internal/extract/isolate.js"
-import { defaultLangPath } from "./internal/extract/ocr.js"
+import { defaultLangPath, shutdownOcr } from "./internal/extract/ocr.js"
 import { ExtractFailure, type Extracted, type ExtractRequest, wireType } from "./internal/extract/types.js"
 
 export type { Tokenizer } from "./internal/chunk/tokenizer.js"
@@ -181,7 +181,7 @@ export const make = (options: Options = {}): Effect.Effect<Upload.Service, never
     const defaults = options.defaults ?? {}
     const isolate =
       options.isolation === "inline"
-        ? undefined
+        ? yield* Effect.as(Effect.addFinalizer(() => Effect.promise(() => shutdownOcr())), undefined)
         : yield* Effect.acquireRelease(
           Effect.sync(() => new Isolate({ concurrency: options.concurrency ?? 1, memoryMb: options.memoryMb ?? 2048 })),
           (pool) => Effect.sync(() => pool.close())

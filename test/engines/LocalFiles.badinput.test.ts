@@ -97,7 +97,7 @@ layer(LocalFiles.layer({ timeout: "20 seconds" }))("hostile input", (it) => {
       // fast-xml-parser either refuses the expansion or leaves the reference unexpanded
       const started = Date.now()
       const exit = yield* Effect.exit(extract(file("lol.xml", billionLaughs)))
-      expect(Date.now() - started).toBeLessThan(5_000)
+      expect(Date.now() - started).toBeLessThan(15_000) // killed, not waited for (generous: shared CI cores)
       if (Exit.isSuccess(exit)) expect(exit.value.content.length).toBeLessThan(10_000)
       else {
         const e = yield* failure(extract(file("lol.xml", billionLaughs)))
@@ -176,13 +176,14 @@ layer(LocalFiles.layer({ timeout: "20 seconds" }))("hostile input", (it) => {
     }))
 })
 
-layer(LocalFiles.layer({ timeout: "300 millis" }))("time-out", (it) => {
+// OCR of the 6-megapixel page takes ~2.7 s here: far past a 1 s time-out
+layer(LocalFiles.layer({ timeout: "1 second" }))("time-out", (it) => {
   it.effect("a parser past the time-out is killed with a typed error, and the engine goes on", () =>
     Effect.gen(function*() {
       const started = Date.now()
       const e = yield* failure(extract(fixtureFile("jpg/meditations.jpg"), { enable_ocr: true }))
       expect(e.reason).toBe("timeout")
-      expect(Date.now() - started).toBeLessThan(5_000)
+      expect(Date.now() - started).toBeLessThan(15_000) // killed, not waited for (generous: shared CI cores)
       const r = yield* extract(file("after.json", `{"still":"working"}`))
       expect(r.content).toContain("still: working")
     }))
