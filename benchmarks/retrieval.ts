@@ -1,6 +1,6 @@
 /**
  * `npm run bench:retrieval [-- --dataset DIR] [--json FILE] [--embedder none|use-lite|onnx:DIR|remote]
- *  [--passage-words N]`
+ *  [--reranker none|remote|onnx:DIR] [--fusion rrf[:K[:W]]|weighted:W] [--fusion-sweep] [--passage-words N]`
  *
  * Runs the retrieval benchmark (src/bench/Runner.ts) on a BEIR folder (default: the shared
  * SciFact, or $EFFECT_RAG_BENCH_DATASET), prints the table and writes the JSON report
@@ -11,7 +11,7 @@ import { Effect } from "effect"
 import { mkdirSync, writeFileSync } from "node:fs"
 import { dirname, join, resolve } from "node:path"
 import * as Runner from "../src/bench/Runner.js"
-import { resolveEmbedder } from "../src/cli/commands/bench.js"
+import { fusionSweep, parseFusion, resolveEmbedder, resolveReranker } from "../src/cli/commands/bench.js"
 import { packageRoot, sharedPath } from "../src/internal/shared.js"
 
 const args = process.argv.slice(2)
@@ -23,14 +23,27 @@ const dataset = resolve(flag("dataset") ?? process.env["EFFECT_RAG_BENCH_DATASET
 const jsonPath = resolve(flag("json") ?? join(packageRoot(), "benchmarks", "results", "retrieval.json"))
 const embedderSpec = flag("embedder") ?? "none"
 const passageWords = Number(flag("passage-words") ?? "0")
+const rerankerSpec = flag("reranker") ?? "none"
+const fusionSpec = flag("fusion")
+const fusion = fusionSpec === undefined ? undefined : parseFusion(fusionSpec)
+if (fusionSpec !== undefined && fusion === undefined) {
+  console.error(`--fusion ${fusionSpec}: expected rrf[:K[:TEXT_WEIGHT]] or weighted:W`)
+  process.exit(2)
+}
+const sweep = args.includes("--fusion-sweep")
 
 const program = Effect.gen(function*() {
   const embedder = yield* resolveEmbedder(embedderSpec)
+  const reranker = yield* resolveReranker(rerankerSpec)
   const report = yield* Runner.run({
     dataset,
     passageWords,
     embedder: embedder.embedder,
     noEmbedderReason: embedder.reason,
+    reranker: reranker.reranker,
+    noRerankerReason: reranker.reason,
+    fusion,
+    fusionSweep: sweep ? fusionSweep : undefined,
     log: (line) => process.stderr.write(`\r${line}`.padEnd(60))
   })
   process.stderr.write("\n")

@@ -17,6 +17,7 @@ import { join } from "node:path"
 import type * as Embeddings from "../api/Embeddings.js"
 import type * as Rerank from "../api/Rerank.js"
 import * as Retrieve from "../pipeline/Retrieve.js"
+import { defaultFusion } from "../store/internal/fusion.js"
 import * as LanceDbStore from "../store/LanceDbStore.js"
 import { type Chunk, type Fusion, VectorStore } from "../store/VectorStore.js"
 import * as Beir from "./Beir.js"
@@ -34,6 +35,8 @@ export interface Options {
   readonly noEmbedderReason?: string | undefined
   /** A reranker for `hybrid+rerank`. */
   readonly reranker?: { readonly id: string; readonly service: Rerank.Service } | undefined
+  /** Why there is no reranker (reported for `hybrid+rerank`). */
+  readonly noRerankerReason?: string | undefined
   /** Where the fresh LanceDB table goes (default: a temp folder, removed after). */
   readonly storeDir?: string | undefined
   /** Documents per write batch (default 256). */
@@ -44,6 +47,11 @@ export interface Options {
   readonly fullText?: Retrieve.FullTextOptions | undefined
   /** Hybrid fusion (default: the store's). */
   readonly fusion?: Fusion | undefined
+  /**
+   * Further fusions to measure on the same index, each reported as the mode `hybrid <name>`
+   * (the ingest, which dominates the run with a local embedder, is done once).
+   */
+  readonly fusionSweep?: ReadonlyArray<{ readonly name: string; readonly fusion: Fusion }> | undefined
   /** Progress lines (default: none). */
   readonly log?: ((line: string) => void) | undefined
 }
@@ -213,9 +221,17 @@ export const run = (options: Options) =>
           fullText: options.fullText,
           fusion: options.fusion
         })
+        for (const variant of options.fusionSweep ?? []) {
+          yield* measure(`hybrid ${variant.name}`, {
+            mode: "hybrid",
+            embeddings: embedder.service,
+            fullText: options.fullText,
+            fusion: variant.fusion
+          })
+        }
       }
       if (embedder === undefined) skipped["hybrid+rerank"] = reason
-      else if (options.reranker === undefined) skipped["hybrid+rerank"] = "no reranker configured"
+      else if (options.reranker === undefined) skipped["hybrid+rerank"] = options.noRerankerReason ?? "no reranker configured"
       else {
         yield* measure("hybrid+rerank", {
           mode: "hybrid",
@@ -248,6 +264,10 @@ export const run = (options: Options) =>
           batch_size: batchSize,
           passage_words: passageWords,
           fulltext: options.fullText ?? { titleBoost: Retrieve.defaultTitleBoost, feedback: Retrieve.defaultFeedback },
+          fusion: options.fusion ?? defaultFusion,
+          embedding_model: embedder === undefined
+            ? null
+            : { model: embedder.service.defaultModel, dimension: embedder.service.dimension ?? null },
           reranker: options.reranker?.id ?? null,
           node: process.version
         }
@@ -267,11 +287,11 @@ const round = (x: number): number => Math.round(x * 1000) / 1000
 export const table = (r: Report): string => {
   const lines = [
     `dataset ${r.dataset}: ${r.documents} documents (${r.ingest.chunks} chunks), ${r.queries} queries, embedder ${r.embedder}`,
-    "mode            nDCG@10  Recall@100  MRR@10   p50 ms   p95 ms",
+    "mode                     nDCG@10  Recall@100  MRR@10   p50 ms   p95 ms",
     ...Object.entries(r.modes).map(([m, s]) =>
-      `${m.padEnd(15)} ${s["ndcg@10"].toFixed(4)}   ${s["recall@100"].toFixed(4)}     ${s["mrr@10"].toFixed(4)}  ${s.p50_ms.toFixed(2).padStart(7)}  ${s.p95_ms.toFixed(2).padStart(7)}`
+      `${m.padEnd(24)} ${s["ndcg@10"].toFixed(4)}   ${s["recall@100"].toFixed(4)}     ${s["mrr@10"].toFixed(4)}  ${s.p50_ms.toFixed(2).padStart(7)}  ${s.p95_ms.toFixed(2).padStart(7)}`
     ),
-    ...Object.entries(r.skipped).map(([m, why]) => `${m.padEnd(15)} skipped: ${why}`),
+    ...Object.entries(r.skipped).map(([m, why]) => `${m.padEnd(24)} skipped: ${why}`),
     `ingest: ${r.ingest.seconds.toFixed(1)} s, ${r.ingest.docs_per_s.toFixed(1)} docs/s (embedding ${r.ingest.embed_seconds.toFixed(1)} s, writing ${r.ingest.write_seconds.toFixed(1)} s, index ${r.ingest.index_seconds.toFixed(1)} s); peak RSS ${r.peak_rss_mb} MB`
   ]
   return lines.join("\n")

@@ -42,7 +42,7 @@ export interface Options extends ModelSource {
 
 interface Extractor {
   (texts: Array<string>, options: { pooling: string; normalize: boolean }): Promise<{ dims: Array<number>; data: Float32Array }>
-  readonly tokenizer: (texts: Array<string>, options: { truncation: boolean }) => { attention_mask: { data: ArrayLike<number | bigint> } }
+  readonly tokenizer: (texts: Array<string>, options: { padding: boolean; truncation: boolean }) => { attention_mask: { data: ArrayLike<number | bigint> } }
 }
 
 /**
@@ -66,7 +66,7 @@ export const make = (options: Options): Effect.Effect<Embeddings.Service, LocalM
           const out = await extractor([...texts], { pooling, normalize: true })
           const dim = out.dims[out.dims.length - 1]!
           const vectors = texts.map((_, i) => out.data.slice(i * dim, (i + 1) * dim))
-          const mask = extractor.tokenizer([...texts], { truncation: true }).attention_mask.data
+          const mask = extractor.tokenizer([...texts], { padding: true, truncation: true }).attention_mask.data
           let tokens = 0
           for (let i = 0; i < mask.length; i++) tokens += Number(mask[i])
           return { vectors, tokens }

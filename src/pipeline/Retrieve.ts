@@ -12,7 +12,8 @@
  *   `feedback.originalWeight` and the expansion with the rest.
  *
  * Dense retrieval needs an embedder; it is never implied: `mode: "vector" | "hybrid"` without
- * `embeddings` fails with a `ConfigurationError` that says so.
+ * `embeddings` fails with a `ConfigurationError` that says so, and a query embedded by another
+ * model than the collection's fails with `EmbeddingMismatch` (the store checks dimensions only).
  *
  * @since 0.1.0
  */
@@ -22,7 +23,16 @@ import type * as Rerank from "../api/Rerank.js"
 import * as RagError from "../RagError.js"
 import { fuse } from "../store/internal/fusion.js"
 import { analyze } from "../store/internal/text.js"
-import type { Collection, Filter, Fusion, Hit, TextQuery, VectorStoreError } from "../store/VectorStore.js"
+import {
+  type Collection,
+  describeEmbedding,
+  EmbeddingMismatch,
+  type Filter,
+  type Fusion,
+  type Hit,
+  type TextQuery,
+  type VectorStoreError
+} from "../store/VectorStore.js"
 
 /** Pseudo-relevance feedback (RM3) settings. */
 export interface Feedback {
@@ -188,6 +198,16 @@ export const retrieve = (
     } else {
       if (options.embeddings === undefined) return yield* Effect.fail(needEmbedder(mode))
       const embedded = yield* options.embeddings.embed([query], { model: options.embeddingModel })
+      const expected = collection.spec.embedding
+      // The store checks the dimension; only the caller knows the model of the query vector.
+      if (expected !== undefined && embedded.model !== expected.model) {
+        return yield* new EmbeddingMismatch({
+          collection: collection.spec.name,
+          expected: describeEmbedding(expected),
+          actual: `a query embedded by ${embedded.model}`,
+          message: `collection ${collection.spec.name} holds ${describeEmbedding(expected)} vectors; the query was embedded by ${embedded.model}`
+        })
+      }
       const vector = embedded.vectors[0]!
       if (mode === "vector") {
         hits = yield* collection.searchVector(vector, { limit: candidates, filter: options.filter })

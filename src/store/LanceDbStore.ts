@@ -465,7 +465,7 @@ const makeCollection = (table: lancedb.Table, spec: CollectionSpec, settings: Se
       const predicate = yield* where(options.filter)
       const limit = Math.max(1, options.limit ?? 10)
       const rows = yield* attempt("searchVector", () => {
-        let s = table.vectorSearch(Array.from(vector)).distanceType("cosine").select(hitColumns(spec)).limit(limit)
+        let s = table.vectorSearch(Array.from(vector)).distanceType("cosine").select([...hitColumns(spec), "_distance"]).limit(limit)
         if (predicate !== undefined) s = s.where(predicate)
         return s.toArray() as Promise<Array<Record<string, unknown>>>
       })

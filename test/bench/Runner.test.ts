@@ -6,6 +6,7 @@ import { join } from "node:path"
 import { afterAll } from "vitest"
 import type * as Embeddings from "../../src/api/Embeddings.js"
 import * as Runner from "../../src/bench/Runner.js"
+import { fusionSweep, parseFusion } from "../../src/cli/commands/bench.js"
 import * as Retrieve from "../../src/pipeline/Retrieve.js"
 import * as MemoryStore from "../../src/store/MemoryStore.js"
 import { VectorStore } from "../../src/store/VectorStore.js"
@@ -83,6 +84,37 @@ describe("retrieval benchmark", () => {
       expect(report.ingest.chunks).toBeGreaterThan(5)
       expect(report.modes["hybrid"]!["recall@100"]).toBe(1)
     }))
+
+  it.live("measures each fusion of the sweep on the same index, and reports why rerank was skipped", () =>
+    Effect.gen(function*() {
+      const report = yield* Runner.run({
+        dataset,
+        embedder: { id: "toy", service: toyEmbedder },
+        fusionSweep: [{ name: "rrf:60", fusion: parseFusion("rrf:60")! }, { name: "weighted:0.5", fusion: parseFusion("weighted:0.5")! }],
+        noRerankerReason: "no reranker configured (--reranker none)"
+      })
+      expect(Object.keys(report.modes).sort()).toEqual([
+        "fulltext",
+        "fulltext-plain",
+        "hybrid",
+        "hybrid rrf:60",
+        "hybrid weighted:0.5",
+        "vector"
+      ])
+      expect(report.skipped["hybrid+rerank"]).toBe("no reranker configured (--reranker none)")
+      expect(report.settings["fusion"]).toEqual({ _tag: "Weighted", textWeight: 0.9 })
+      expect(report.settings["embedding_model"]).toEqual({ model: "toy-32", dimension: 32 })
+      expect(Runner.table(report)).toContain("hybrid weighted:0.5")
+    }))
+
+  it("parses fusions given on the command line", () => {
+    expect(parseFusion("rrf")).toEqual({ _tag: "Rrf", k: 60, textWeight: 1 })
+    expect(parseFusion("rrf:20:3")).toEqual({ _tag: "Rrf", k: 20, textWeight: 3 })
+    expect(parseFusion("weighted")).toEqual({ _tag: "Weighted", textWeight: 0.9 })
+    expect(parseFusion("weighted:0.8")).toEqual({ _tag: "Weighted", textWeight: 0.8 })
+    for (const bad of ["weighted:1.5", "rrf:0", "rrf:x", "max", ""]) expect(parseFusion(bad)).toBeUndefined()
+    expect(fusionSweep.map((f) => f.name)).toContain("weighted:0.9")
+  })
 
   it.live("a missing folder fails naming the file", () =>
     Effect.gen(function*() {

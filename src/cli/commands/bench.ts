@@ -4,20 +4,31 @@
  *
  * Embedders: `none` (default; full-text modes only), `remote` (the `/v1/embeddings` layer of the
  * client, configured from `EFFECT_RAG_*`; model from `EFFECT_RAG_EMBEDDING_MODEL`, dimension
- * from `EFFECT_RAG_EMBEDDING_DIMENSION`). `use-lite` and `onnx:DIR` are reported as skipped
- * with the reason until their local layers exist.
+ * from `EFFECT_RAG_EMBEDDING_DIMENSION`), `use-lite` (Universal Sentence Encoder lite, offline,
+ * from its npm package) and `onnx:DIR` (a transformers.js model folder; a hub id only with
+ * `EFFECT_RAG_ALLOW_DOWNLOADS=true`). Rerankers (`--reranker`): `none` (default), `remote`
+ * (`/v1/rerank`, model `EFFECT_RAG_RERANK_MODEL`) and `onnx:DIR` (a cross-encoder folder).
+ * An embedder or reranker that cannot be built is never replaced by another: its modes are
+ * reported as skipped with the reason.
  *
  * @since 0.1.0
  */
 import { Args, Command, Options } from "@effect/cli"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, type Scope } from "effect"
 import { mkdirSync, writeFileSync } from "node:fs"
+import { availableParallelism } from "node:os"
 import { dirname, resolve } from "node:path"
 import * as Embeddings from "../../api/Embeddings.js"
 import * as ApiHttp from "../../api/internal/ApiHttp.js"
+import * as Rerank from "../../api/Rerank.js"
 import * as Runner from "../../bench/Runner.js"
+import * as OnnxEmbeddings from "../../engines/OnnxEmbeddings.js"
+import * as OnnxRerank from "../../engines/OnnxRerank.js"
+import * as UseLiteEmbeddings from "../../engines/UseLiteEmbeddings.js"
 import { sharedPath } from "../../internal/shared.js"
 import * as RagConfig from "../../RagConfig.js"
+import { defaultTextWeight } from "../../store/internal/fusion.js"
+import type { Fusion } from "../../store/VectorStore.js"
 
 /** An embedder chosen by name, or the reason there is none. */
 export interface ResolvedEmbedder {
@@ -29,7 +40,7 @@ export interface ResolvedEmbedder {
  * Resolves `--embedder`. Never falls back silently: an embedder that cannot be built yields no
  * embedder and the reason, which the benchmark prints for the skipped modes.
  */
-export const resolveEmbedder = (spec: string): Effect.Effect<ResolvedEmbedder> =>
+export const resolveEmbedder = (spec: string): Effect.Effect<ResolvedEmbedder, never, Scope.Scope> =>
   Effect.gen(function*() {
     if (spec === "none") return { embedder: undefined, reason: "no embedder configured (--embedder none)" }
     if (spec === "remote") {
@@ -48,11 +59,83 @@ export const resolveEmbedder = (spec: string): Effect.Effect<ResolvedEmbedder> =
       if (service._tag === "Left") return { embedder: undefined, reason: `remote embedder: ${String(service.left)}` }
       return { embedder: { id: `remote:${service.right.defaultModel}`, service: service.right }, reason: undefined }
     }
-    if (spec === "use-lite" || spec.startsWith("onnx:")) {
-      return { embedder: undefined, reason: `embedder ${spec}: its local layer is not available in this build` }
+    if (spec === "use-lite") {
+      // one model thread per core, at most 2 (a copy of the model each)
+      const concurrency = Math.max(1, Math.min(2, availableParallelism()))
+      const service = yield* Effect.either(UseLiteEmbeddings.make({ concurrency }))
+      if (service._tag === "Left") return { embedder: undefined, reason: `use-lite: ${service.left.message}` }
+      return { embedder: { id: "use-lite", service: service.right }, reason: undefined }
+    }
+    if (spec.startsWith("onnx:")) {
+      const service = yield* Effect.either(OnnxEmbeddings.make({ model: spec.slice("onnx:".length), ...downloads() }))
+      if (service._tag === "Left") return { embedder: undefined, reason: `${spec}: ${service.left.message}` }
+      return { embedder: { id: `onnx:${service.right.defaultModel}`, service: service.right }, reason: undefined }
     }
     return { embedder: undefined, reason: `unknown embedder ${JSON.stringify(spec)} (none, remote, use-lite, onnx:DIR)` }
   })
+
+/** Download settings of the ONNX layers, from the environment (downloads off unless asked for). */
+const downloads = () => ({
+  allowDownloads: /^(1|true|yes)$/i.test(process.env["EFFECT_RAG_ALLOW_DOWNLOADS"] ?? ""),
+  cacheDir: process.env["EFFECT_RAG_MODEL_CACHE"]
+})
+
+/** A reranker chosen by name, or the reason there is none. */
+export interface ResolvedReranker {
+  readonly reranker: Runner.Options["reranker"]
+  readonly reason: string | undefined
+}
+
+/** Resolves `--reranker` (`none`, `remote`, `onnx:DIR`); never falls back silently. */
+export const resolveReranker = (spec: string): Effect.Effect<ResolvedReranker> =>
+  Effect.gen(function*() {
+    if (spec === "none") return { reranker: undefined, reason: "no reranker configured (--reranker none)" }
+    if (spec === "remote") {
+      const service = yield* Rerank.make({ model: process.env["EFFECT_RAG_RERANK_MODEL"] }).pipe(
+        Effect.provide(ApiHttp.layer.pipe(Layer.provide(RagConfig.layerConfig))),
+        Effect.either
+      )
+      if (service._tag === "Left") return { reranker: undefined, reason: `remote reranker: ${String(service.left)}` }
+      return { reranker: { id: `remote:${service.right.defaultModel}`, service: service.right }, reason: undefined }
+    }
+    if (spec.startsWith("onnx:")) {
+      const service = yield* Effect.either(OnnxRerank.make({ model: spec.slice("onnx:".length), ...downloads() }))
+      if (service._tag === "Left") return { reranker: undefined, reason: `${spec}: ${service.left.message}` }
+      return { reranker: { id: `onnx:${service.right.defaultModel}`, service: service.right }, reason: undefined }
+    }
+    return { reranker: undefined, reason: `unknown reranker ${JSON.stringify(spec)} (none, remote, onnx:DIR)` }
+  })
+
+/**
+ * Parses a fusion: `rrf` or `rrf:K` or `rrf:K:TEXT_WEIGHT` (reciprocal rank fusion, the text
+ * list weighted), or `weighted:W` (min-max-normalised scores, W on full text).
+ */
+export const parseFusion = (spec: string): Fusion | undefined => {
+  const [kind, a, b] = spec.split(":")
+  const num = (x: string | undefined, d: number) => (x === undefined || x === "" ? d : Number(x))
+  if (kind === "rrf") {
+    const k = num(a, 60)
+    const textWeight = num(b, 1)
+    return Number.isFinite(k) && k > 0 && Number.isFinite(textWeight) && textWeight >= 0 ? { _tag: "Rrf", k, textWeight } : undefined
+  }
+  if (kind === "weighted") {
+    const textWeight = num(a, defaultTextWeight)
+    return Number.isFinite(textWeight) && textWeight >= 0 && textWeight <= 1 ? { _tag: "Weighted", textWeight } : undefined
+  }
+  return undefined
+}
+
+/** The fusions measured by `--fusion-sweep`. */
+export const fusionSweep: ReadonlyArray<{ readonly name: string; readonly fusion: Fusion }> = [
+  "rrf:60",
+  "rrf:60:2",
+  "rrf:60:4",
+  "weighted:0.5",
+  "weighted:0.6",
+  "weighted:0.7",
+  "weighted:0.8",
+  "weighted:0.9"
+].map((name) => ({ name, fusion: parseFusion(name)! }))
 
 const dataset = Options.directory("dataset").pipe(
   Options.withDefault(process.env["EFFECT_RAG_BENCH_DATASET"] ?? sharedPath("bench", "scifact")),
@@ -63,20 +146,43 @@ const embedder = Options.text("embedder").pipe(
   Options.withDefault("none"),
   Options.withDescription("none | remote | use-lite | onnx:DIR")
 )
+const reranker = Options.text("reranker").pipe(
+  Options.withDefault("none"),
+  Options.withDescription("none | remote | onnx:DIR (a cross-encoder folder)")
+)
+const fusion = Options.text("fusion").pipe(
+  Options.optional,
+  Options.withDescription("hybrid fusion: rrf[:K[:TEXT_WEIGHT]] | weighted:W (default: the store's)")
+)
+const sweep = Options.boolean("fusion-sweep").pipe(
+  Options.withDescription("also measure hybrid with several fusions on the same index")
+)
 const passageWords = Options.integer("passage-words").pipe(
   Options.withDefault(0),
   Options.withDescription("split documents into passages of about N words (0: whole documents)")
 )
 
 /** `bench retrieval`. */
-export const retrieval = Command.make("retrieval", { dataset, json, embedder, passageWords }, (o) =>
-  Effect.gen(function*() {
+export const retrieval = Command.make(
+  "retrieval",
+  { dataset, json, embedder, reranker, fusion, sweep, passageWords },
+  (o) =>
+  Effect.scoped(Effect.gen(function*() {
+    const f = o.fusion._tag === "Some" ? parseFusion(o.fusion.value) : undefined
+    if (o.fusion._tag === "Some" && f === undefined) {
+      return yield* Effect.fail(new Error(`--fusion ${o.fusion.value}: expected rrf[:K[:TEXT_WEIGHT]] or weighted:W`))
+    }
     const e = yield* resolveEmbedder(o.embedder)
+    const r = yield* resolveReranker(o.reranker)
     const report = yield* Runner.run({
       dataset: resolve(o.dataset),
       passageWords: o.passageWords,
       embedder: e.embedder,
-      noEmbedderReason: e.reason
+      noEmbedderReason: e.reason,
+      reranker: r.reranker,
+      noRerankerReason: r.reason,
+      fusion: f,
+      fusionSweep: o.sweep ? fusionSweep : undefined
     })
     yield* Effect.sync(() => console.log(Runner.table(report)))
     if (o.json._tag === "Some") {
@@ -87,7 +193,7 @@ export const retrieval = Command.make("retrieval", { dataset, json, embedder, pa
         console.log(`wrote ${path}`)
       })
     }
-  })).pipe(Command.withDescription("retrieval quality and speed on a BEIR folder"))
+  }))).pipe(Command.withDescription("retrieval quality and speed on a BEIR folder"))
 
 /** `bench` with its subcommands. */
 export const command = Command.make("bench").pipe(

@@ -92,7 +92,7 @@ const readConfig = (folder: string): Record<string, unknown> | undefined => {
 }
 
 const howTo = (kind: string) =>
-  `Provide a ${kind} model folder exported to ONNX (config.json, tokenizer.json, tokenizer_config.json, onnx/model.onnx), ` +
+  `Provide ${kind === "embedding" ? "an embedding" : "a reranking"} model folder exported to ONNX (config.json, tokenizer.json, tokenizer_config.json, onnx/model.onnx), ` +
   "for instance one of the transformers.js-ready repositories on the Hugging Face hub copied to disk, or an export made with " +
   "Optimum (`optimum-cli export onnx --model NAME DIR`); pass its path as `model` (EFFECT_RAG_ONNX_MODEL / EFFECT_RAG_RERANK_MODEL, " +
   "or `--embedder onnx:DIR`), or allow downloads of a hub id explicitly (allowDownloads: true, EFFECT_RAG_ALLOW_DOWNLOADS=true)."
