@@ -14,7 +14,9 @@ import { join } from "node:path"
 import { packageRoot } from "../internal/shared.js"
 import * as Layers from "../Layers.js"
 import * as bench from "./commands/bench.js"
+import * as collections from "./commands/collections.js"
 import * as extract from "./commands/extract.js"
+import * as ingest from "./commands/ingest.js"
 import * as models from "./commands/models.js"
 import * as web from "./commands/web.js"
 
@@ -29,6 +31,8 @@ const version = (): string => {
 const root = Command.make("effect-rag").pipe(
   Command.withDescription("Typed, reliable, measurable RAG on Effect: the AI API as typed services, local engines, LanceDB."),
   Command.withSubcommands([
+    ingest.command,
+    collections.command,
     models.command,
     extract.command.pipe(Command.provide(Layers.uploadFromConfig)),
     web.scrapeCommand,

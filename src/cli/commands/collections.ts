@@ -1,0 +1,153 @@
+/**
+ * `effect-rag collections list|stats NAME|drop NAME [--db DIR] [--json] [--config FILE]`: the
+ * collections of a LanceDB database. Manifest collections (`<name>__ingest`, the ingest's
+ * completion markers) are hidden from `list`, counted in `stats` and dropped with their
+ * collection by `drop`.
+ *
+ * Exit status: 0 success, 1 failure (a collection that does not exist, a store error).
+ *
+ * Wiring: `command` is self-contained (it provides LanceDB itself).
+ *
+ * @since 0.1.0
+ */
+import { Args, Command } from "@effect/cli"
+import { Console, Effect, Option } from "effect"
+import { readdirSync, statSync } from "node:fs"
+import { join } from "node:path"
+import * as Ingest from "../../pipeline/Ingest.js"
+import * as LanceDbStore from "../../store/LanceDbStore.js"
+import { type Collection, VectorStore, type VectorStoreError } from "../../store/VectorStore.js"
+import * as Shared from "../options.js"
+
+/** Statistics of a collection. */
+export interface CollectionStats {
+  readonly name: string
+  readonly chunks: number
+  readonly documents: number
+  /** Documents whose ingest completed (a marker in the manifest matching the stored chunks). */
+  readonly completeDocuments: number
+  /** Documents with chunks but no matching marker: an interrupted ingest (a rerun finishes them). */
+  readonly incompleteDocuments: number
+  readonly embedding: { readonly model: string; readonly dimension: number } | null
+  readonly fields: Readonly<Record<string, string>>
+  /** Bytes on disk of the collection's table folder (`<db>/<name>.lance`). */
+  readonly bytes: number
+}
+
+const folderBytes = (path: string): number => {
+  try {
+    const info = statSync(path)
+    if (!info.isDirectory()) return info.size
+    return readdirSync(path).reduce((n, e) => n + folderBytes(join(path, e)), 0)
+  } catch {
+    return 0
+  }
+}
+
+/** Reads the statistics of a collection (one scan of its document ids and one of its manifest). */
+export const stats = (db: string, c: Collection, manifest: Option.Option<Collection>): Effect.Effect<CollectionStats, VectorStoreError> =>
+  Effect.gen(function*() {
+    const chunks = yield* c.count()
+    const docs = yield* c.listDocuments()
+    const counts = new Map(docs.map((d) => [d.documentId, d.chunks]))
+    const markers = Option.isSome(manifest) ? yield* Ingest.completedDocuments(c, manifest.value) : []
+    const complete = markers.filter((m) => counts.get(m.documentId) === m.chunks).length
+    const completeIds = new Set(markers.filter((m) => counts.get(m.documentId) === m.chunks).map((m) => m.documentId))
+    return {
+      name: c.spec.name,
+      chunks,
+      documents: docs.length,
+      completeDocuments: complete,
+      incompleteDocuments: Option.isSome(manifest) ? docs.filter((d) => !completeIds.has(d.documentId)).length : 0,
+      embedding: c.spec.embedding ?? null,
+      fields: c.spec.fields ?? {},
+      bytes: folderBytes(join(db, `${c.spec.name}.lance`))
+    }
+  })
+
+const openManifest = (name: string) =>
+  Effect.flatMap(VectorStore, (store) =>
+    store.list().pipe(
+      Effect.flatMap((names) =>
+        names.includes(Ingest.manifestName(name)) ? Effect.map(store.open(Ingest.manifestName(name)), Option.some) : Effect.succeed(Option.none<Collection>())
+      )
+    ))
+
+const mib = (b: number) => `${(b / 1024 / 1024).toFixed(1)} MiB`
+
+/** Runs a subcommand body with LanceDB in the resolved `--db`, mapping failures to exit 1. */
+const withStore = (
+  args: { readonly db: Option.Option<string>; readonly config: Option.Option<string>; readonly json: boolean },
+  body: (db: string) => Effect.Effect<void, VectorStoreError, VectorStore>
+) =>
+  Effect.gen(function*() {
+    const db = yield* Shared.resolveDb(args.db)
+    yield* body(db).pipe(Effect.provide(LanceDbStore.layer({ uri: db })))
+  }).pipe(
+    Shared.withConfigFile(args.config),
+    Effect.catchAll((e) =>
+      (args.json ? Console.log(JSON.stringify({ error: { _tag: e._tag, message: e.message } })) : Effect.void).pipe(
+        Effect.zipRight(Console.error(`effect-rag collections: ${e._tag}: ${e.message}`)),
+        Effect.zipRight(Shared.setExitCode(Shared.ExitCode.failure))
+      )
+    )
+  )
+
+const common = { db: Shared.db, json: Shared.json, config: Shared.config }
+const name = Args.text({ name: "NAME" }).pipe(Args.withDescription("the collection name"))
+
+/** `collections list`: names with chunk and document counts. */
+export const listCommand = Command.make("list", common, (args) =>
+  withStore(args, (db) =>
+    Effect.gen(function*() {
+      const store = yield* VectorStore
+      const names = (yield* store.list()).filter((n) => !Ingest.isManifest(n)).sort()
+      const rows = yield* Effect.forEach(names, (n) =>
+        Effect.gen(function*() {
+          const c = yield* store.open(n)
+          return { name: n, chunks: yield* c.count(), documents: (yield* c.listDocuments()).length }
+        }))
+      if (args.json) return yield* Console.log(JSON.stringify({ db, collections: rows }, null, 2))
+      if (rows.length === 0) return yield* Console.log(`no collections in ${db}`)
+      for (const r of rows) yield* Console.log(`${r.name}\t${r.documents} documents\t${r.chunks} chunks`)
+    }))).pipe(Command.withDescription("List the collections of the database"))
+
+/** `collections stats NAME`. */
+export const statsCommand = Command.make("stats", { ...common, name }, (args) =>
+  withStore(args, (db) =>
+    Effect.gen(function*() {
+      const store = yield* VectorStore
+      const c = yield* store.open(args.name)
+      const s = yield* stats(db, c, yield* openManifest(args.name))
+      if (args.json) return yield* Console.log(JSON.stringify({ db, ...s }, null, 2))
+      yield* Console.log([
+        `collection ${s.name} in ${db}`,
+        `documents: ${s.documents} (${s.completeDocuments} complete, ${s.incompleteDocuments} incomplete)`,
+        `chunks: ${s.chunks}`,
+        `embedding: ${s.embedding === null ? "none (full-text only)" : `${s.embedding.model} (${s.embedding.dimension}-d)`}`,
+        `fields: ${Object.entries(s.fields).map(([k, t]) => `${k}:${t}`).join(", ") || "none"}`,
+        `on disk: ${mib(s.bytes)}`
+      ].join("\n"))
+    }))).pipe(Command.withDescription("Statistics of a collection"))
+
+/** `collections drop NAME`: drops the collection and its manifest. */
+export const dropCommand = Command.make("drop", { ...common, name }, (args) =>
+  withStore(args, (db) =>
+    Effect.gen(function*() {
+      const store = yield* VectorStore
+      const names = yield* store.list()
+      if (!names.includes(args.name) && !names.includes(Ingest.manifestName(args.name))) {
+        if (args.json) yield* Console.log(JSON.stringify({ db, dropped: null, error: { _tag: "CollectionNotFound", message: `no collection ${args.name}` } }))
+        yield* Console.error(`effect-rag collections: no collection ${args.name} in ${db}`)
+        return yield* Shared.setExitCode(Shared.ExitCode.failure)
+      }
+      yield* Ingest.dropCollection(args.name)
+      if (args.json) return yield* Console.log(JSON.stringify({ db, dropped: args.name }))
+      yield* Console.log(`dropped ${args.name}`)
+    }))).pipe(Command.withDescription("Drop a collection (and its ingest manifest)"))
+
+/** `collections` with `list`, `stats` and `drop`. */
+export const command = Command.make("collections").pipe(
+  Command.withDescription("List, inspect and drop collections"),
+  Command.withSubcommands([listCommand, statsCommand, dropCommand])
+)

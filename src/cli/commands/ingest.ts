@@ -1,0 +1,291 @@
+/**
+ * `effect-rag ingest PATH|URL... [--site URL]... [--include GLOB]... [--exclude GLOB]... [--prune]
+ * [--embedder none|remote|use-lite|onnx:DIR] [--concurrency N] [--allow-private] [--db DIR]
+ * [--collection NAME] [--json] [--config FILE]`: the ingest pipeline of `pipeline/Ingest.ts`.
+ *
+ * - Documents go through the local document engine, or the remote upload endpoint with
+ *   `EFFECT_RAG_UPLOAD=remote`; URLs and `--site` crawls through the local web engine.
+ * - The embedder comes from `--embedder`, then `EFFECT_RAG_EMBEDDER`, then `none` (full text
+ *   only). One that cannot be built is an error, never silently replaced.
+ * - Progress on stderr: a bar with rate and ETA on a terminal, plain lines otherwise; the
+ *   summary on stdout (JSON with `--json`).
+ * - Exit status: 0 every document ingested or unchanged, 3 some failed (the rest are stored),
+ *   1 the run failed (or every document failed), 2 bad usage.
+ *
+ * Wiring: `command` is self-contained (it provides its own layers), so `main.ts` only lists it.
+ *
+ * @since 0.1.0
+ */
+import { Args, Command, Options } from "@effect/cli"
+import { Console, Effect, Layer, Option } from "effect"
+import * as ApiHttp from "../../api/internal/ApiHttp.js"
+import * as Upload from "../../api/Upload.js"
+import * as LocalFiles from "../../engines/LocalFiles.js"
+import * as LocalWeb from "../../engines/LocalWeb.js"
+import * as Ingest from "../../pipeline/Ingest.js"
+import * as RagConfig from "../../RagConfig.js"
+import * as LanceDbStore from "../../store/LanceDbStore.js"
+import * as Shared from "../options.js"
+import { resolveEmbedder } from "./bench.js"
+
+// =============================================================================
+// Arguments
+// =============================================================================
+
+/** The parsed command line of `ingest`. */
+export interface IngestArgs {
+  readonly sources: ReadonlyArray<string>
+  readonly site: ReadonlyArray<string>
+  readonly include: ReadonlyArray<string>
+  readonly exclude: ReadonlyArray<string>
+  readonly prune: boolean
+  readonly embedder: Option.Option<string>
+  readonly concurrency: number
+  readonly allowPrivate: boolean
+  readonly db: Option.Option<string>
+  readonly collection: Option.Option<string>
+  readonly json: boolean
+  readonly config: Option.Option<string>
+}
+
+// =============================================================================
+// Output
+// =============================================================================
+
+/** A failure as printed: source, document id, error tag, reason (when typed) and message. */
+export const failureJson = (f: Ingest.Failure) => ({
+  source: f.source,
+  documentId: f.documentId,
+  error: {
+    _tag: f.error._tag,
+    ...("reason" in f.error && typeof f.error.reason === "string" ? { reason: f.error.reason } : {}),
+    message: f.error.message
+  }
+})
+
+/** The summary as printed by `--json`. */
+export const summaryJson = (db: string, s: Ingest.Summary) => ({
+  db,
+  ...s,
+  failures: s.failures.map(failureJson)
+})
+
+/** The exit code of a summary: 0 all ok, 3 some failed, 1 all failed. */
+export const exitCodeOf = (s: Ingest.Summary): number =>
+  s.failed === 0 ? Shared.ExitCode.success : s.ingested + s.skipped > 0 ? Shared.ExitCode.partial : Shared.ExitCode.failure
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`
+
+const duration = (s: number): string => {
+  if (!Number.isFinite(s)) return "?"
+  const t = Math.round(s)
+  return t >= 3600 ? `${Math.floor(t / 3600)}h${String(Math.floor((t % 3600) / 60)).padStart(2, "0")}m`
+    : t >= 60 ? `${Math.floor(t / 60)}m${String(t % 60).padStart(2, "0")}s`
+    : `${t}s`
+}
+
+/** The human summary. */
+export const summaryText = (db: string, s: Ingest.Summary): string => {
+  const rate = (n: number) => (s.durationMs > 0 ? (n / (s.durationMs / 1000)).toFixed(1) : "-")
+  const lines = [
+    `collection ${s.collection} in ${db}`,
+    `documents: ${s.documents} found, ${s.ingested} ingested, ${s.skipped} unchanged, ${s.failed} failed, ${s.pruned} pruned`,
+    `chunks: ${s.chunks.ingested} ingested (${s.chunks.inserted} inserted, ${s.chunks.updated} updated, ${s.chunks.deleted} deleted); ${s.chunks.total} in the collection`,
+    `time: ${seconds(s.durationMs)} (${rate(s.ingested + s.skipped)} documents/s, ${rate(s.chunks.ingested)} chunks/s)`
+  ]
+  if (s.failures.length > 0) {
+    lines.push("failed:")
+    for (const f of s.failures.map(failureJson)) {
+      lines.push(`  ${f.source}: ${f.error._tag}${f.error.reason !== undefined ? ` (${f.error.reason})` : ""}: ${f.error.message}`)
+    }
+  }
+  return lines.join("\n")
+}
+
+/**
+ * The progress reporter: on a terminal a bar redrawn at most every 100 ms (done/total, percent,
+ * documents/s, ETA, failures; failures also printed as lines above it), otherwise one plain
+ * line per document (with `quiet`, failures only).
+ */
+export const progressReporter = (options: { readonly tty: boolean; readonly quiet: boolean; readonly write?: (s: string) => void }) => {
+  const write = options.write ?? ((s: string) => void process.stderr.write(s))
+  const started = Date.now()
+  let total = 0
+  let done = 0
+  let failed = 0
+  let chunks = 0
+  let lastDraw = 0
+  const bar = (force: boolean) => {
+    const now = Date.now()
+    if (!force && now - lastDraw < 100) return
+    lastDraw = now
+    const elapsed = (now - started) / 1000
+    const rate = elapsed > 0 ? done / elapsed : 0
+    const width = 24
+    const frac = total > 0 ? Math.min(1, done / total) : 0
+    const filled = Math.round(frac * width)
+    const eta = total > done && rate > 0 ? duration((total - done) / rate) : total > 0 && done >= total ? "0s" : "?"
+    write(
+      `\r\x1b[2K[${"#".repeat(filled)}${".".repeat(width - filled)}] ${done}/${total || "?"} ${total > 0 ? `${Math.floor(frac * 100)}%` : ""}` +
+        ` ${rate.toFixed(1)} doc/s ETA ${eta} ${chunks} chunks${failed > 0 ? ` ${failed} failed` : ""}`
+    )
+  }
+  const line = (s: string) => {
+    if (options.tty) write(`\r\x1b[2K${s}\n`)
+    else write(`${s}\n`)
+  }
+  const onProgress = (e: Ingest.ProgressEvent): Effect.Effect<void> =>
+    Effect.sync(() => {
+      switch (e._tag) {
+        case "Planned":
+          total = e.total
+          break
+        case "Skipped":
+          done++
+          if (!options.tty && !options.quiet) line(`unchanged ${e.source}`)
+          break
+        case "Ingested":
+          done++
+          chunks += e.chunks
+          if (!options.tty && !options.quiet) line(`ingested ${e.source} (${e.chunks} chunks)`)
+          break
+        case "Failed":
+          done++
+          failed++
+          line(`failed ${e.source}: ${e.error._tag}: ${e.error.message}`)
+          break
+        case "Pruned":
+          if (!options.quiet) line(`pruned ${e.documentIds.length} document(s) whose source is gone`)
+          break
+        case "Finished":
+          if (options.tty) {
+            bar(true)
+            write("\n")
+          }
+          return
+        case "BatchWritten":
+          break
+      }
+      if (options.tty) bar(e._tag === "Planned")
+    })
+  return { onProgress }
+}
+
+// =============================================================================
+// Handler
+// =============================================================================
+
+/**
+ * The layers of an ingest: the upload engine (`EFFECT_RAG_UPLOAD`: `local`, the default, or
+ * `remote`), the local web engine on top of it, and LanceDB in `db`.
+ */
+export const ingestLayer = (options: {
+  readonly db: string
+  readonly upload: "local" | "remote"
+  readonly concurrency: number
+  readonly allowPrivate: boolean
+}) => {
+  const upload = options.upload === "remote"
+    ? Upload.layer.pipe(Layer.provide(ApiHttp.layer), Layer.provide(RagConfig.layerConfig))
+    : LocalFiles.layer({ concurrency: options.concurrency })
+  const web = LocalWeb.layer({ allowPrivate: options.allowPrivate }).pipe(Layer.provide(upload))
+  return Layer.mergeAll(upload, web, LanceDbStore.layer({ uri: options.db }))
+}
+
+/**
+ * Runs `ingest` (configuration from `--config` / the environment applied) and sets the exit
+ * code. Returns the summary, or none when the run did not happen or failed.
+ */
+export const runIngest = (args: IngestArgs): Effect.Effect<Option.Option<Ingest.Summary>> =>
+  Effect.gen(function*() {
+    const usage = (message: string) =>
+      Console.error(`effect-rag ingest: ${message}`).pipe(Effect.zipRight(Shared.setExitCode(Shared.ExitCode.usage)), Effect.as(Option.none<Ingest.Summary>()))
+    if (args.sources.length === 0 && args.site.length === 0) return yield* usage("give at least one PATH, URL or --site URL")
+    if (!Number.isInteger(args.concurrency) || args.concurrency < 1) return yield* usage("--concurrency must be a positive integer")
+    const db = yield* Shared.resolveDb(args.db)
+    const collection = yield* Shared.resolveCollection(args.collection)
+    const embedderSpec = Option.isSome(args.embedder)
+      ? args.embedder.value
+      : Option.getOrElse(yield* Shared.setting("EFFECT_RAG_EMBEDDER"), () => "none")
+    const upload = Option.getOrElse(yield* Shared.setting("EFFECT_RAG_UPLOAD"), () => "local")
+    if (upload !== "local" && upload !== "remote") return yield* usage(`EFFECT_RAG_UPLOAD must be local or remote, not ${upload}`)
+    const resolved = yield* resolveEmbedder(embedderSpec)
+    if (embedderSpec !== "none" && resolved.embedder === undefined) {
+      yield* Console.error(`effect-rag ingest: ${resolved.reason ?? `cannot build the embedder ${embedderSpec}`}`)
+      yield* Shared.setExitCode(Shared.ExitCode.failure)
+      return Option.none()
+    }
+    const tty = process.stderr.isTTY === true
+    const reporter = progressReporter({ tty, quiet: args.json })
+    const request: Ingest.Request = {
+      sources: [...args.sources.map(Ingest.Source.parse), ...args.site.map((u) => Ingest.Source.site(u))],
+      collection,
+      include: args.include,
+      exclude: args.exclude,
+      prune: args.prune
+    }
+    const result = yield* Ingest.run(request, {
+      embedder: resolved.embedder,
+      fingerprint: `upload:${upload}|embedder:${resolved.embedder?.id ?? "none"}`,
+      concurrency: { extract: args.concurrency },
+      onProgress: reporter.onProgress
+    }).pipe(
+      Effect.provide(ingestLayer({ db, upload, concurrency: args.concurrency, allowPrivate: args.allowPrivate })),
+      Effect.either
+    )
+    if (result._tag === "Left") {
+      const e = result.left
+      const message = `${e._tag}: ${e.message}`
+      if (args.json) yield* Console.log(JSON.stringify({ db, collection, error: { _tag: e._tag, message: e.message } }))
+      yield* Console.error(`effect-rag ingest: ${message}`)
+      yield* Shared.setExitCode(Shared.ExitCode.failure)
+      return Option.none()
+    }
+    const summary = result.right
+    yield* Console.log(args.json ? JSON.stringify(summaryJson(db, summary), null, 2) : summaryText(db, summary))
+    yield* Shared.setExitCode(exitCodeOf(summary))
+    return Option.some(summary)
+  }).pipe(
+    // the embedder (a model session) lives as long as the run
+    Effect.scoped,
+    Shared.withConfigFile(args.config),
+    Effect.catchAll((e) =>
+      Console.error(`effect-rag ingest: ${e.message}`).pipe(
+        Effect.zipRight(Shared.setExitCode(Shared.ExitCode.failure)),
+        Effect.as(Option.none<Ingest.Summary>())
+      )
+    )
+  )
+
+// =============================================================================
+// Command
+// =============================================================================
+
+/** The `ingest` subcommand. */
+export const command = Command.make(
+  "ingest",
+  {
+    sources: Args.text({ name: "PATH|URL" }).pipe(
+      Args.withDescription("files, folders (recursive) and http(s) pages"),
+      Args.repeated
+    ),
+    site: Options.text("site").pipe(Options.repeated, Options.withDescription("crawl this site and ingest its pages (repeatable)")),
+    include: Options.text("include").pipe(
+      Options.repeated,
+      Options.withDescription("only folder files matching this glob (`*.md`: base name; `docs/**`: relative path); repeatable")
+    ),
+    exclude: Options.text("exclude").pipe(Options.repeated, Options.withDescription("leave out folder files and folders matching this glob; repeatable")),
+    prune: Options.boolean("prune").pipe(Options.withDescription("delete stored documents whose source is gone (under the given folders / sites)")),
+    embedder: Options.text("embedder").pipe(
+      Options.optional,
+      Options.withDescription("none | remote | use-lite | onnx:DIR (default: $EFFECT_RAG_EMBEDDER or none: full text only)")
+    ),
+    concurrency: Options.integer("concurrency").pipe(Options.withDefault(2), Options.withDescription("documents extracted at once (default 2)")),
+    allowPrivate: Options.boolean("allow-private").pipe(Options.withDescription("allow private and loopback addresses for URLs and sites")),
+    db: Shared.db,
+    collection: Shared.collection,
+    json: Shared.json,
+    config: Shared.config
+  },
+  (args) => Effect.asVoid(runIngest(args))
+).pipe(Command.withDescription("Ingest files, folders, pages and sites into a collection (idempotent, resumable)"))

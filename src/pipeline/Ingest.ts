@@ -1,0 +1,650 @@
+/**
+ * The ingestion pipeline: files, folders, web pages and whole sites into a collection, through
+ * the {@link Upload.Upload} service in embeddings mode (chunks), an optional embedder, and the
+ * {@link VectorStore}.
+ *
+ * ## Sources
+ * - **Path**: a file, or a folder walked recursively (sorted; hidden entries skipped; include /
+ *   exclude globs, see {@link Request}). Document id: the `file://` URL of the absolute path.
+ * - **Url**: one page scraped through the `Web` service (to Markdown), then chunked by `Upload`.
+ *   Document id: the normalised URL.
+ * - **Site**: a crawl through the `Web` service; every page a document, as for `Url`.
+ *
+ * ## Idempotent, resumable, loss-free
+ * Each document gets a content hash (SHA-256 of the pipeline fingerprint and its bytes). Its
+ * chunks have deterministic ids (`documentId#hash-index`) and carry the hash (`source_hash`).
+ * Documents are written in batches, each in three steps:
+ * 1. upsert the chunks (merge-insert by id: a chunk already there is left alone);
+ * 2. delete the document's chunks of other hashes (older generations, partial writes of a
+ *    changed file) — only for documents that had anything stored;
+ * 3. upsert the completion marker `(documentId, hash, chunk count)` into the manifest
+ *    collection `<name>__ingest`.
+ * A document is skipped when its marker has the same hash and the collection holds exactly that
+ * many chunks of it. A process killed at any moment leaves only documents without a matching
+ * marker half-done; the rerun redoes them: step 1 rewrites nothing that is there and adds what is
+ * missing, step 2 removes the rest, step 3 seals it. The result is the collection an
+ * uninterrupted run writes (`test/pipeline/ingest-crash.test.ts` kills a child process at
+ * several points and compares). A second run over unchanged input writes nothing.
+ *
+ * ## Bounded and streaming
+ * Sources are enumerated lazily; loading (`concurrency.read`), extraction
+ * (`concurrency.extract`), embedding (`concurrency.embed`, per batch of documents) and writing
+ * (one batch at a time) are `Stream.mapEffect` stages with bounded concurrency, so memory holds a
+ * bounded number of documents plus one small entry per document id (the dedupe and prune sets).
+ *
+ * A document that fails (unreadable, extraction error, scrape or embedding error) is recorded
+ * in the summary with its typed error and the run goes on; a store failure ends the run.
+ *
+ * @since 0.1.0
+ */
+import { Chunk as C, Data, Effect, Option, Queue, Stream, Take } from "effect"
+import { stat } from "node:fs/promises"
+import { basename, resolve } from "node:path"
+import type * as Embeddings from "../api/Embeddings.js"
+import * as Upload from "../api/Upload.js"
+import * as Web from "../api/Web.js"
+import type * as RagError from "../RagError.js"
+import {
+  type Chunk,
+  type Collection,
+  documentIdField,
+  EmbeddingMismatch,
+  Filter,
+  VectorStore,
+  type VectorStoreError
+} from "../store/VectorStore.js"
+import * as Sources from "./internal/ingest-sources.js"
+import * as State from "./internal/ingest-state.js"
+
+// =============================================================================
+// Inputs
+// =============================================================================
+
+/** Something to ingest. */
+export type Source =
+  | { readonly _tag: "Path"; readonly path: string }
+  | { readonly _tag: "Url"; readonly url: string }
+  | {
+    readonly _tag: "Site"
+    readonly url: string
+    /** Links deep to follow (the web engine's default when omitted). */
+    readonly maxDepth?: number | undefined
+    /** Most pages (the web engine's default when omitted). */
+    readonly limit?: number | undefined
+    /** Crawl path patterns to include / exclude (the web service's `includePaths` / `excludePaths`). */
+    readonly includePaths?: ReadonlyArray<string> | undefined
+    readonly excludePaths?: ReadonlyArray<string> | undefined
+  }
+
+/** Source constructors. */
+export const Source = {
+  /** A file or folder. */
+  path: (path: string): Source => ({ _tag: "Path", path }),
+  /** One web page. */
+  url: (url: string): Source => ({ _tag: "Url", url }),
+  /** A site, crawled from `url`. */
+  site: (url: string, options: { maxDepth?: number; limit?: number } = {}): Source => ({ _tag: "Site", url, ...options }),
+  /** `http(s)://…` is a page, anything else a path. */
+  parse: (arg: string): Source => (/^https?:\/\//i.test(arg) ? { _tag: "Url", url: arg } : { _tag: "Path", path: arg })
+} as const
+
+/** What to ingest, and where. */
+export interface Request {
+  /** The sources, in order. The same document reached twice is ingested once. */
+  readonly sources: ReadonlyArray<Source>
+  /** The collection (created when missing; `<name>__ingest` holds its manifest). */
+  readonly collection: string
+  /**
+   * Globs of folder files to ingest (default: all but hidden ones). A glob without `/` matches
+   * the base name (`*.md`), one with `/` the path relative to the folder (`guides/**`).
+   * Files named directly are never filtered.
+   */
+  readonly include?: ReadonlyArray<string> | undefined
+  /** Globs of folder files and folders to leave out (same forms as `include`). */
+  readonly exclude?: ReadonlyArray<string> | undefined
+  /**
+   * Delete the stored documents whose source is gone: files under a given folder (or a given
+   * file) that this run did not find, and pages of a given site its crawl did not return (only
+   * when the crawl completed). Documents of other sources are never touched.
+   */
+  readonly prune?: boolean | undefined
+}
+
+/** An embedder: an id (stored as the collection's embedding model) and the service. */
+export interface Embedder {
+  readonly id: string
+  readonly service: Embeddings.Service
+}
+
+/** Settings of a run. Every field is optional. */
+export interface Options {
+  /** Embed chunks with this embedder (default none: a full-text-only collection). */
+  readonly embedder?: Embedder | undefined
+  /** Options passed to `Upload.extractChunks`. */
+  readonly upload?: Upload.UploadOptions | undefined
+  /**
+   * Mixed into every content hash (default `"v1"`): changing it (another upload engine or
+   * embedder) re-ingests every document. The CLI uses `upload:<mode>|embedder:<id>`.
+   */
+  readonly fingerprint?: string | undefined
+  /** Concurrency per stage: `read` (default 8), `extract` (2), `embed` (1). */
+  readonly concurrency?: {
+    readonly read?: number | undefined
+    readonly extract?: number | undefined
+    readonly embed?: number | undefined
+  } | undefined
+  /** Documents per write batch (default 64). */
+  readonly batchDocuments?: number | undefined
+  /** Longest time a document waits for its batch to fill (default 1 second). */
+  readonly batchWindow?: number | undefined
+  /** Called with every progress event (see {@link events} for a stream instead). */
+  readonly onProgress?: ((event: ProgressEvent) => Effect.Effect<void>) | undefined
+}
+
+// =============================================================================
+// Errors, events, summary
+// =============================================================================
+
+/** A source that cannot be read: missing path, unreadable folder, bad URL, failed crawl, no web service. */
+export class SourceError extends Data.TaggedError("SourceError")<{
+  readonly source: string
+  readonly reason: "not_found" | "unreadable" | "invalid_url" | "no_web_service" | "crawl_failed" | "page_failed"
+  readonly message: string
+}> {}
+
+/** Why one document failed. */
+export type DocumentError = Upload.UploadError | RagError.ApiError | RagError.TaskFailed | SourceError | EmbeddingMismatch
+
+/** A document that failed, with its typed error. */
+export interface Failure {
+  readonly source: string
+  readonly documentId: string
+  readonly error: DocumentError
+}
+
+/** What ends a run early: the store failed, or the embedder could not be probed. */
+export type IngestError = VectorStoreError | RagError.ApiError
+
+/** The summary of a run. */
+export interface Summary {
+  readonly collection: string
+  /** Documents found (after dedupe), including failed ones. */
+  readonly documents: number
+  /** Documents written (new or changed). */
+  readonly ingested: number
+  /** Documents unchanged since the last run. */
+  readonly skipped: number
+  /** Documents that failed (see `failures`). */
+  readonly failed: number
+  /** Documents deleted by `prune`. */
+  readonly pruned: number
+  readonly chunks: {
+    /** Chunks of the ingested documents. */
+    readonly ingested: number
+    /** Rows the store inserted / updated (0 and 0 on a rerun over unchanged input). */
+    readonly inserted: number
+    readonly updated: number
+    /** Rows deleted (older generations, pruned documents). */
+    readonly deleted: number
+    /** Chunks in the collection after the run. */
+    readonly total: number
+  }
+  /** Store write operations issued (upserts and deletes): 0 on a rerun over unchanged input. */
+  readonly writes: number
+  readonly failures: ReadonlyArray<Failure>
+  readonly durationMs: number
+}
+
+/** A progress event. */
+export type ProgressEvent =
+  /** The known number of documents grew (folders counted up front, sites once crawled). */
+  | { readonly _tag: "Planned"; readonly total: number }
+  | { readonly _tag: "Skipped"; readonly source: string; readonly documentId: string }
+  | { readonly _tag: "Failed"; readonly source: string; readonly documentId: string; readonly error: DocumentError }
+  /** Emitted once the document's batch is committed (marker written). */
+  | { readonly _tag: "Ingested"; readonly source: string; readonly documentId: string; readonly chunks: number }
+  | {
+    readonly _tag: "BatchWritten"
+    readonly documents: number
+    readonly chunks: number
+    readonly inserted: number
+    readonly updated: number
+    readonly deleted: number
+  }
+  | { readonly _tag: "Pruned"; readonly documentIds: ReadonlyArray<string> }
+  | { readonly _tag: "Finished"; readonly summary: Summary }
+
+// =============================================================================
+// Internals
+// =============================================================================
+
+/** A document to load. */
+interface Item {
+  readonly source: string
+  readonly documentId: string
+  readonly load: Effect.Effect<Loaded, DocumentError>
+}
+
+interface Loaded {
+  readonly file: Upload.UploadFile
+  readonly title: string | undefined
+  readonly hashInput: string
+}
+
+interface Prepared {
+  readonly item: Item
+  readonly hash: string
+  /** Whether anything of this document was stored before the run (older generations to delete). */
+  readonly prior: boolean
+  readonly chunks: Array<Chunk>
+}
+
+const utf8 = new TextEncoder()
+
+const pageFile = (documentId: string, page: Web.CrawlPage): Effect.Effect<Loaded, SourceError> => {
+  if (page.metadata.error !== undefined && (page.markdown ?? "") === "") {
+    return Effect.fail(new SourceError({ source: documentId, reason: "page_failed", message: `${documentId}: ${page.metadata.error}` }))
+  }
+  const title = page.metadata.title ?? undefined
+  return Effect.succeed({
+    file: { name: "page.md", data: utf8.encode(page.markdown ?? ""), type: "text/markdown" },
+    title,
+    hashInput: `page\0${title ?? ""}`
+  })
+}
+
+const errorMessage = (e: unknown): string => (e instanceof Error ? e.message : String(e))
+
+// =============================================================================
+// Run
+// =============================================================================
+
+/**
+ * Runs an ingest and returns its summary. Needs `Upload` and the `VectorStore`; the `Web`
+ * service is used when present (URL and site sources fail with `SourceError` `no_web_service`
+ * without it). Fails only when the store fails (or the embedder cannot tell its dimension).
+ */
+export const run = (
+  request: Request,
+  options: Options = {}
+): Effect.Effect<Summary, IngestError, Upload.Upload | VectorStore> =>
+  Effect.gen(function*() {
+    const started = Date.now()
+    const store = yield* VectorStore
+    const upload = yield* Upload.Upload
+    const web = yield* Effect.serviceOption(Web.Web)
+    const emit = options.onProgress ?? (() => Effect.void)
+    const fingerprint = options.fingerprint ?? "v1"
+    const include = request.include ?? []
+    const exclude = request.exclude ?? []
+    const readConcurrency = Math.max(1, options.concurrency?.read ?? 8)
+    const extractConcurrency = Math.max(1, options.concurrency?.extract ?? 2)
+    const embedConcurrency = Math.max(1, options.concurrency?.embed ?? 1)
+    const batchDocuments = Math.max(1, options.batchDocuments ?? 64)
+    const batchWindow = Math.max(1, options.batchWindow ?? 1000)
+
+    // --- collections and stored state ----------------------------------------
+    const embedder = options.embedder
+    let embedding: { model: string; dimension: number } | undefined
+    if (embedder !== undefined) {
+      const dimension = embedder.service.dimension ??
+        (yield* embedder.service.embed(["dimension probe"])).vectors[0]?.length ?? 0
+      embedding = { model: embedder.id, dimension }
+    }
+    const main = yield* store.collection(State.collectionSpec(request.collection, embedding))
+    const manifest = yield* store.collection(State.manifestSpec(request.collection))
+    const state = yield* State.load(main, manifest)
+
+    // --- counters ------------------------------------------------------------
+    let documents = 0
+    let ingested = 0
+    let skipped = 0
+    let chunksIngested = 0
+    let inserted = 0
+    let updated = 0
+    let deleted = 0
+    let writes = 0
+    let planned = 0
+    const failures: Array<Failure> = []
+    const seen = new Set<string>()
+    /** Prune scopes: predicates over document ids, added as sources finish enumerating. */
+    const scopes: Array<(id: string) => boolean> = []
+
+    const plan = (n: number) => {
+      planned += n
+      return emit({ _tag: "Planned", total: planned })
+    }
+    const fail = (source: string, documentId: string, error: DocumentError) =>
+      Effect.suspend(() => {
+        failures.push({ source, documentId, error })
+        return emit({ _tag: "Failed", source, documentId, error })
+      })
+
+    // --- enumeration ---------------------------------------------------------
+    const fileItem = (path: string): Item => ({
+      source: path,
+      documentId: Sources.fileDocumentId(path),
+      load: Upload.fromPath(path).pipe(Effect.map((file) => ({ file, title: undefined, hashInput: "file" })))
+    })
+
+    const pathItems = (path: string): Stream.Stream<Item> =>
+      Stream.unwrap(Effect.gen(function*() {
+        const abs = resolve(path)
+        const info = yield* Effect.promise(() => stat(abs).catch(() => undefined))
+        if (info === undefined) {
+          yield* fail(path, Sources.fileDocumentId(abs), new SourceError({ source: path, reason: "not_found", message: `${path}: no such file or folder` }))
+          scopes.push((id) => id === Sources.fileDocumentId(abs))
+          return Stream.empty
+        }
+        if (!info.isDirectory()) {
+          yield* plan(1)
+          scopes.push((id) => id === Sources.fileDocumentId(abs))
+          return Stream.make(fileItem(abs))
+        }
+        const counted = yield* Effect.either(Effect.tryPromise(() => Sources.countFiles(abs, include, exclude)))
+        if (counted._tag === "Right") yield* plan(counted.right)
+        let complete = true
+        return Stream.fromAsyncIterable(Sources.walk(abs, include, exclude), (e) => e).pipe(
+          Stream.map(fileItem),
+          Stream.catchAll((e) => {
+            complete = false
+            return Stream.fromEffect(
+              fail(path, Sources.folderPrefix(abs), new SourceError({ source: path, reason: "unreadable", message: `${path}: ${errorMessage(e)}` }))
+            ).pipe(Stream.drain)
+          }),
+          Stream.ensuring(Effect.sync(() => {
+            const prefix = Sources.folderPrefix(abs)
+            if (complete) scopes.push((id) => id.startsWith(prefix))
+          }))
+        )
+      }))
+
+    const noWeb = (source: string) => new SourceError({ source, reason: "no_web_service", message: `${source}: web sources need the Web service (e.g. LocalWeb.layer)` })
+
+    const urlItems = (url: string): Stream.Stream<Item> =>
+      Stream.unwrap(Effect.gen(function*() {
+        const id = Sources.urlDocumentId(url)
+        if (id === undefined) {
+          yield* fail(url, url, new SourceError({ source: url, reason: "invalid_url", message: `${url}: not an http(s) URL` }))
+          return Stream.empty
+        }
+        yield* plan(1)
+        scopes.push((d) => d === id)
+        const load: Effect.Effect<Loaded, DocumentError> = Option.match(web, {
+          onNone: () => Effect.fail(noWeb(url)),
+          onSome: (w) =>
+            w.scrape({ url, formats: ["markdown"], onlyMainContent: true }).pipe(
+              Effect.flatMap((r) => pageFile(id, r.data))
+            )
+        })
+        return Stream.make<[Item]>({ source: url, documentId: id, load })
+      }))
+
+    const siteItems = (site: Extract<Source, { _tag: "Site" }>): Stream.Stream<Item> =>
+      Stream.unwrap(Effect.gen(function*() {
+        const prefix = Sources.sitePrefix(site.url)
+        const id = Sources.urlDocumentId(site.url)
+        if (prefix === undefined || id === undefined) {
+          yield* fail(site.url, site.url, new SourceError({ source: site.url, reason: "invalid_url", message: `${site.url}: not an http(s) URL` }))
+          return Stream.empty
+        }
+        if (Option.isNone(web)) {
+          yield* fail(site.url, id, noWeb(site.url))
+          return Stream.empty
+        }
+        const w = web.value
+        const crawled = yield* w.crawl({
+          url: site.url,
+          ...(site.maxDepth !== undefined ? { maxDepth: site.maxDepth } : {}),
+          ...(site.limit !== undefined ? { limit: site.limit } : {}),
+          ...(site.includePaths !== undefined ? { includePaths: site.includePaths } : {}),
+          ...(site.excludePaths !== undefined ? { excludePaths: site.excludePaths } : {}),
+          scrapeOptions: { formats: ["markdown"], onlyMainContent: true }
+        }).pipe(
+          Effect.flatMap((s) => w.waitForCrawl(s.id, { interval: "500 millis" }).pipe(Effect.as(s.id))),
+          Effect.either
+        )
+        if (crawled._tag === "Left") {
+          yield* fail(site.url, id, crawled.left)
+          return Stream.empty
+        }
+        const job = yield* Effect.either(w.crawlStatus(crawled.right))
+        if (job._tag === "Right") yield* plan(job.right.completed)
+        let complete = true
+        return w.crawlPages(crawled.right).pipe(
+          Stream.filterMap((page) => {
+            const pageUrl = page.metadata.url ?? page.metadata.sourceURL
+            const pageId = pageUrl === undefined ? undefined : Sources.urlDocumentId(pageUrl)
+            return pageId === undefined
+              ? Option.none()
+              : Option.some<Item>({ source: pageUrl!, documentId: pageId, load: pageFile(pageId, page) })
+          }),
+          Stream.catchAll((e) => {
+            complete = false
+            return Stream.fromEffect(fail(site.url, id, e)).pipe(Stream.drain)
+          }),
+          Stream.ensuring(Effect.sync(() => {
+            if (complete) scopes.push((d) => d.startsWith(prefix))
+          }))
+        )
+      }))
+
+    const items: Stream.Stream<Item> = Stream.fromIterable(request.sources).pipe(
+      Stream.flatMap((s) => (s._tag === "Path" ? pathItems(s.path) : s._tag === "Url" ? urlItems(s.url) : siteItems(s))),
+      Stream.filter((item) => {
+        if (seen.has(item.documentId)) return false
+        seen.add(item.documentId)
+        documents++
+        return true
+      })
+    )
+
+    // --- stages ----------------------------------------------------------------
+    /** Load and hash; skip what is stored complete. */
+    const loadStage = (item: Item): Effect.Effect<Option.Option<{ item: Item; loaded: Loaded; hash: string }>> =>
+      item.load.pipe(
+        Effect.flatMap((loaded) => {
+          const hash = State.contentHash(`${fingerprint}\0${loaded.hashInput}`, loaded.file.data)
+          if (State.isComplete(state, item.documentId, hash)) {
+            skipped++
+            return Effect.as(emit({ _tag: "Skipped", source: item.source, documentId: item.documentId }), Option.none())
+          }
+          return Effect.succeed(Option.some({ item, loaded, hash }))
+        }),
+        Effect.catchAll((e) => Effect.as(fail(item.source, item.documentId, e), Option.none()))
+      )
+
+    /** Extract and chunk through `Upload`. */
+    const extractStage = (
+      x: { item: Item; loaded: Loaded; hash: string }
+    ): Effect.Effect<Option.Option<Prepared>> =>
+      upload.extractChunks(x.loaded.file, options.upload).pipe(
+        Effect.map((result): Option.Option<Prepared> => {
+          const { item, hash } = x
+          const meta = result.data.data.metadata
+          const title = x.loaded.title || meta.title || basename(item.source)
+          const all = result.data.data.chunks
+          const chunks = all.map((c, i): Chunk => ({
+            id: State.chunkId(item.documentId, hash, i),
+            documentId: item.documentId,
+            text: c.content,
+            title,
+            metadata: {
+              source: item.source,
+              source_hash: hash,
+              page: c.from_page,
+              type: result.type,
+              language: meta.language,
+              chunk: i,
+              chunks: all.length,
+              tokens: c.total_tokens
+            }
+          }))
+          const prior = state.markers.has(item.documentId) || state.chunkCounts.has(item.documentId)
+          return Option.some({ item, hash, prior, chunks })
+        }),
+        Effect.catchAll((e) => Effect.as(fail(x.item.source, x.item.documentId, e), Option.none()))
+      )
+
+    /** Embed a batch (when an embedder is configured); a failed batch fails its documents. */
+    const embedStage = (batch: ReadonlyArray<Prepared>): Effect.Effect<ReadonlyArray<Prepared>> => {
+      if (embedder === undefined || embedding === undefined) return Effect.succeed(batch)
+      const texts = batch.flatMap((p) => p.chunks.map((c) => c.text))
+      if (texts.length === 0) return Effect.succeed(batch)
+      const dim = embedding.dimension
+      return embedder.service.embed(texts).pipe(
+        Effect.flatMap((r) => {
+          if (r.vectors.length !== texts.length || r.vectors.some((v) => v.length !== dim)) {
+            return Effect.fail(new EmbeddingMismatch({
+              collection: request.collection,
+              expected: `${texts.length} vectors of ${dim} dimensions`,
+              actual: `${r.vectors.length} vectors`,
+              message: `the embedder ${embedder.id} returned ${r.vectors.length} vectors of ${r.vectors[0]?.length ?? 0} dimensions for ${texts.length} texts (expected ${dim})`
+            }))
+          }
+          let k = 0
+          return Effect.succeed(batch.map((p) => ({ ...p, chunks: p.chunks.map((c) => ({ ...c, vector: r.vectors[k++]! })) })))
+        }),
+        Effect.catchAll((e) =>
+          Effect.as(Effect.forEach(batch, (p) => fail(p.item.source, p.item.documentId, e), { discard: true }), [])
+        )
+      )
+    }
+
+    /** The three-step write of a batch (see the module doc). */
+    const writeStage = (batch: ReadonlyArray<Prepared>): Effect.Effect<void, VectorStoreError> =>
+      Effect.gen(function*() {
+        if (batch.length === 0) return
+        const chunks = batch.flatMap((p) => p.chunks)
+        let ins = 0
+        let upd = 0
+        let del = 0
+        // 1. the chunks
+        if (chunks.length > 0) {
+          const r = yield* main.upsert(chunks)
+          writes++
+          ins += r.inserted
+          upd += r.updated
+        }
+        // 2. older generations of documents that had something stored
+        const stale = batch.filter((p) => p.prior)
+        if (stale.length > 0) {
+          del += yield* main.deleteWhere(Filter.or(...stale.map((p) =>
+            Filter.and(Filter.eq(documentIdField, p.item.documentId), Filter.ne("source_hash", p.hash))
+          )))
+          writes++
+        }
+        // 3. the completion markers, last
+        yield* manifest.upsert(batch.map((p) => ({
+          id: p.item.documentId,
+          documentId: State.markerKey(p.item.documentId, { hash: p.hash, chunks: p.chunks.length }),
+          text: p.item.source
+        })))
+        writes++
+        inserted += ins
+        updated += upd
+        deleted += del
+        for (const p of batch) {
+          ingested++
+          chunksIngested += p.chunks.length
+          yield* emit({ _tag: "Ingested", source: p.item.source, documentId: p.item.documentId, chunks: p.chunks.length })
+        }
+        yield* emit({ _tag: "BatchWritten", documents: batch.length, chunks: chunks.length, inserted: ins, updated: upd, deleted: del })
+      })
+
+    yield* items.pipe(
+      Stream.mapEffect(loadStage, { concurrency: readConcurrency }),
+      Stream.filterMap((o) => o),
+      Stream.mapEffect(extractStage, { concurrency: extractConcurrency }),
+      Stream.filterMap((o) => o),
+      Stream.groupedWithin(batchDocuments, batchWindow),
+      Stream.mapEffect((g) => embedStage(C.toReadonlyArray(g)), { concurrency: embedConcurrency }),
+      Stream.mapEffect(writeStage),
+      Stream.runDrain
+    )
+
+    // --- prune -----------------------------------------------------------------
+    let pruned = 0
+    if (request.prune === true && scopes.length > 0) {
+      const stored = new Set([...state.markers.keys(), ...state.chunkCounts.keys()])
+      const gone = [...stored].filter((id) => !seen.has(id) && scopes.some((s) => s(id)))
+      if (gone.length > 0) {
+        // Chunks first, markers last: a crash in between leaves markers the rerun prunes.
+        const withChunks = gone.filter((id) => state.chunkCounts.has(id))
+        if (withChunks.length > 0) {
+          deleted += yield* main.deleteDocuments(withChunks)
+          writes++
+        }
+        const keys = gone.flatMap((id) => {
+          const m = state.markers.get(id)
+          return m === undefined ? [] : [State.markerKey(id, m)]
+        })
+        if (keys.length > 0) {
+          yield* manifest.deleteDocuments(keys)
+          writes++
+        }
+        pruned = gone.length
+        yield* emit({ _tag: "Pruned", documentIds: gone })
+      }
+    }
+
+    const total = yield* main.count()
+    const summary: Summary = {
+      collection: request.collection,
+      documents,
+      ingested,
+      skipped,
+      failed: failures.length,
+      pruned,
+      chunks: { ingested: chunksIngested, inserted, updated, deleted, total },
+      writes,
+      failures,
+      durationMs: Date.now() - started
+    }
+    yield* emit({ _tag: "Finished", summary })
+    return summary
+  }).pipe(Effect.withSpan("Ingest.run", { attributes: { collection: request.collection } }))
+
+/**
+ * The progress events of a run as a stream, ending with `Finished` (which carries the summary).
+ * The run is backpressured by the consumer (a bounded queue of 1,024 events), so a slow consumer
+ * slows the run instead of buffering without limit. The stream fails when the run fails.
+ */
+export const events = (
+  request: Request,
+  options: Omit<Options, "onProgress"> = {}
+): Stream.Stream<ProgressEvent, IngestError, Upload.Upload | VectorStore> =>
+  Stream.unwrapScoped(Effect.gen(function*() {
+    const queue = yield* Queue.bounded<Take.Take<ProgressEvent, IngestError>>(1024)
+    yield* run(request, { ...options, onProgress: (e) => Queue.offer(queue, Take.of(e)) }).pipe(
+      Effect.exit,
+      Effect.flatMap((exit) => Queue.offer(queue, exit._tag === "Success" ? Take.end : Take.failCause(exit.cause))),
+      Effect.forkScoped
+    )
+    return Stream.fromQueue(queue).pipe(Stream.flattenTake)
+  }))
+
+/** The spec of an ingest collection (the declared fields `source`, `source_hash`, `page`, `type`). */
+export const collectionSpec = State.collectionSpec
+
+/** The metadata fields an ingest declares (usable in query filters). */
+export const fields = State.fields
+
+/** The name of a collection's manifest collection (`<name>__ingest`). */
+export const manifestName = State.manifestName
+
+/** Whether a collection name is a manifest collection (hidden from listings). */
+export const isManifest = State.isManifest
+
+/** Drops a collection and its manifest. */
+export const dropCollection = (name: string): Effect.Effect<void, VectorStoreError, VectorStore> =>
+  Effect.flatMap(VectorStore, (store) =>
+    store.drop(name).pipe(Effect.zipRight(store.drop(State.manifestName(name)))))
+
+/** Reads a collection's completed documents (its manifest markers): id, hash and chunk count. */
+export const completedDocuments = (
+  collection: Collection,
+  manifest: Collection
+): Effect.Effect<ReadonlyArray<{ readonly documentId: string; readonly hash: string; readonly chunks: number }>, VectorStoreError> =>
+  Effect.map(State.load(collection, manifest), (s) =>
+    [...s.markers.entries()].map(([documentId, m]) => ({ documentId, hash: m.hash, chunks: m.chunks })))

@@ -1,0 +1,99 @@
+/**
+ * The stored state of an ingest: the collection specs, chunk ids, and the manifest (one
+ * completion marker per document, in a companion collection `<name>__ingest`).
+ *
+ * A manifest row has `id` = the document id and `documentId` = `JSON [documentId, hash, chunks]`,
+ * so that one `listDocuments()` scan of the manifest reads every marker (the port has no
+ * projection scan). The manifest collection is internal: `collections list` hides it and
+ * `collections drop` drops it with its collection.
+ */
+import { createHash } from "node:crypto"
+import { Effect } from "effect"
+import type { Collection, CollectionSpec, FieldType, VectorStoreError } from "../../store/VectorStore.js"
+
+/** The suffix of the manifest collection of a collection. */
+export const manifestSuffix = "__ingest"
+
+/** The manifest collection's name. */
+export const manifestName = (collection: string): string => `${collection}${manifestSuffix}`
+
+/** Whether a collection name is a manifest collection. */
+export const isManifest = (name: string): boolean => name.endsWith(manifestSuffix)
+
+/** The metadata fields the ingest declares (filterable by queries). */
+export const fields: Readonly<Record<string, FieldType>> = {
+  source: "string",
+  source_hash: "string",
+  page: "number",
+  type: "string"
+}
+
+/** The spec of an ingest collection. */
+export const collectionSpec = (
+  name: string,
+  embedding: CollectionSpec["embedding"]
+): CollectionSpec => ({ name, fields, ...(embedding !== undefined ? { embedding } : {}) })
+
+/** The manifest collection's spec (full text only, no fields). */
+export const manifestSpec = (name: string): CollectionSpec => ({ name: manifestName(name) })
+
+/**
+ * The content hash of a document: SHA-256 of the pipeline fingerprint (upload engine, embedder)
+ * and the source bytes, 32 hex digits. A change of either replaces the document's chunks.
+ */
+export const contentHash = (fingerprint: string, data: Uint8Array): string =>
+  createHash("sha256").update(fingerprint).update("\0").update(data).digest("hex").slice(0, 32)
+
+/**
+ * A chunk id: document id, hash and index. Deterministic, so a rerun after a crash re-upserts
+ * the same ids (merge-insert: no duplicates), and the generations of a document never collide.
+ */
+export const chunkId = (documentId: string, hash: string, index: number): string =>
+  `${documentId}#${hash.slice(0, 16)}-${index}`
+
+/** A completion marker. */
+export interface Marker {
+  readonly hash: string
+  readonly chunks: number
+}
+
+/** The manifest row key of a marker. */
+export const markerKey = (documentId: string, m: Marker): string => JSON.stringify([documentId, m.hash, m.chunks])
+
+const parseKey = (key: string): [string, Marker] | undefined => {
+  try {
+    const v: unknown = JSON.parse(key)
+    if (Array.isArray(v) && typeof v[0] === "string" && typeof v[1] === "string" && typeof v[2] === "number") {
+      return [v[0], { hash: v[1], chunks: v[2] }]
+    }
+  } catch {
+    // not a marker
+  }
+  return undefined
+}
+
+/** What is stored before a run: the markers, and the chunk count of every document. */
+export interface StoredState {
+  readonly markers: Map<string, Marker>
+  /** Chunks per document in the collection (a document with chunks and no marker is partial). */
+  readonly chunkCounts: Map<string, number>
+}
+
+/** Reads the stored state: one scan of the manifest, one of the collection (ids only). */
+export const load = (main: Collection, manifest: Collection): Effect.Effect<StoredState, VectorStoreError> =>
+  Effect.gen(function*() {
+    const markers = new Map<string, Marker>()
+    for (const d of yield* manifest.listDocuments()) {
+      const parsed = parseKey(d.documentId)
+      if (parsed !== undefined) markers.set(parsed[0], parsed[1])
+    }
+    const chunkCounts = new Map<string, number>()
+    for (const d of yield* main.listDocuments()) chunkCounts.set(d.documentId, d.chunks)
+    return { markers, chunkCounts }
+  })
+
+/** Whether a document is stored complete with this hash (its marker matches and its chunks are all there). */
+export const isComplete = (state: StoredState, documentId: string, hash: string): boolean => {
+  const m = state.markers.get(documentId)
+  return m !== undefined && m.hash === hash && (state.chunkCounts.get(documentId) ?? 0) === m.chunks
+}

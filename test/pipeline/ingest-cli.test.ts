@@ -1,0 +1,63 @@
+/**
+ * The `ingest` and `collections` commands, parsed and run by @effect/cli in this process (the
+ * same root-command setup as `main.ts`): exit codes (0, 3, 2), the `--json` summary, a rerun
+ * writing nothing, `collections list/stats/drop`.
+ */
+import { NodeContext } from "@effect/platform-node"
+import { Effect } from "effect"
+import { copyFileSync, rmSync } from "node:fs"
+import { join } from "node:path"
+import { afterAll, afterEach, describe, expect, it, vi } from "vitest"
+import { sharedPath } from "../../src/internal/shared.js"
+import { run } from "./fixtures/cli-child.js"
+import { tempDir, writeCorpus } from "./fixtures/ingest-helpers.js"
+
+const root = tempDir("cli")
+afterAll(() => rmSync(root, { recursive: true, force: true }))
+afterEach(() => {
+  process.exitCode = 0
+  vi.restoreAllMocks()
+})
+
+/** Runs the CLI; returns the exit code and what went to stdout (console.log). */
+const cli = async (...args: Array<string>) => {
+  process.exitCode = 0
+  const out: Array<string> = []
+  vi.spyOn(console, "log").mockImplementation((...a: Array<unknown>) => void out.push(a.map(String).join(" ")))
+  vi.spyOn(process.stderr, "write").mockImplementation(() => true)
+  await Effect.runPromise(run(["node", "effect-rag", ...args]).pipe(Effect.provide(NodeContext.layer)))
+  vi.restoreAllMocks()
+  const code = typeof process.exitCode === "number" ? process.exitCode : 0
+  process.exitCode = 0
+  return { code, stdout: out.join("\n") }
+}
+
+describe("ingest and collections commands", () => {
+  it("exit codes, --json summary, idempotent rerun, collections list/stats/drop", async () => {
+    const folder = join(root, "docs")
+    const db = join(root, "db")
+    writeCorpus(folder, 3, 3)
+    const ok = await cli("ingest", folder, "--db", db, "--collection", "notes", "--json", "--exclude", "*.xlsx")
+    expect(ok.code).toBe(0)
+    const first = JSON.parse(ok.stdout)
+    expect(first).toMatchObject({ db, collection: "notes", ingested: 4, failed: 0 })
+
+    copyFileSync(sharedPath("fixtures", "docs", "pdf", "bug1020226-corrupt.pdf"), join(folder, "corrupt.pdf"))
+    const partial = await cli("ingest", folder, "--db", db, "--collection", "notes", "--json", "--exclude", "*.xlsx")
+    expect(partial.code).toBe(3)
+    const second = JSON.parse(partial.stdout)
+    expect(second).toMatchObject({ ingested: 0, skipped: 4, failed: 1, writes: 0 })
+    expect(second.failures[0].error).toMatchObject({ _tag: "ExtractionError", reason: "corrupt" })
+
+    expect((await cli("ingest", "--db", db)).code).toBe(2)
+
+    const list = await cli("collections", "list", "--db", db, "--json")
+    expect(JSON.parse(list.stdout).collections).toEqual([{ name: "notes", chunks: first.chunks.total, documents: 4 }])
+    const stats = JSON.parse((await cli("collections", "stats", "notes", "--db", db, "--json")).stdout)
+    expect(stats).toMatchObject({ name: "notes", documents: 4, completeDocuments: 4, incompleteDocuments: 0, embedding: null })
+    expect(stats.bytes).toBeGreaterThan(0)
+    expect((await cli("collections", "drop", "notes", "--db", db)).code).toBe(0)
+    expect(JSON.parse((await cli("collections", "list", "--db", db, "--json")).stdout).collections).toEqual([])
+    expect((await cli("collections", "drop", "notes", "--db", db)).code).toBe(1)
+  })
+})
