@@ -13,11 +13,13 @@ import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { packageRoot } from "../internal/shared.js"
 import * as Layers from "../Layers.js"
+import * as ask from "./commands/ask.js"
 import * as bench from "./commands/bench.js"
 import * as collections from "./commands/collections.js"
 import * as extract from "./commands/extract.js"
 import * as ingest from "./commands/ingest.js"
 import * as models from "./commands/models.js"
+import * as query from "./commands/query.js"
 import * as web from "./commands/web.js"
 
 const version = (): string => {
@@ -32,6 +34,8 @@ const root = Command.make("effect-rag").pipe(
   Command.withDescription("Typed, reliable, measurable RAG on Effect: the AI API as typed services, local engines, LanceDB."),
   Command.withSubcommands([
     ingest.command,
+    query.command,
+    ask.command,
     collections.command,
     models.command,
     extract.command.pipe(Command.provide(Layers.uploadFromConfig)),
@@ -51,6 +55,7 @@ const describe = (error: unknown): string =>
     : String(error)
 
 const program = run(process.argv).pipe(
+  Effect.scoped,
   Effect.provide(Layer.mergeAll(Layers.Remote, NodeContext.layer)),
   Effect.catchAllCause((cause) => {
     if (Cause.isInterruptedOnly(cause)) return Effect.void

@@ -1,0 +1,107 @@
+/**
+ * `effect-rag ask QUESTION [--model M] [--search] [--no-tools] [--limit N] [--mode ...]
+ * [--filter key=value]... [--embedder ...] [--reranker ...] [--db DIR] [--collection NAME]
+ * [--json] [--config FILE]`: answers a question from a collection through the chat service,
+ * with numbered citations, then lists the cited sources.
+ *
+ * On a terminal the answer streams as it is written; otherwise it is printed when complete.
+ * `--search` answers through AI search instead (no collection involved). The chat model comes
+ * from `--model`, then `EFFECT_RAG_CHAT_MODEL` (environment or config file); the API from
+ * `EFFECT_RAG_BASE_URL` and `EFFECT_RAG_API_KEY`. Without a model or key the command exits 1
+ * with a `ChatNotConfigured` message that says what to set.
+ *
+ * @since 0.1.0
+ */
+import { Args, Command, Options } from "@effect/cli"
+import { Console, Effect, Layer, Option, Stream } from "effect"
+import * as Chat from "../../api/Chat.js"
+import * as ApiHttp from "../../api/internal/ApiHttp.js"
+import * as Search from "../../api/Search.js"
+import * as Answer from "../../pipeline/Answer.js"
+import * as RagConfig from "../../RagConfig.js"
+import * as Shared from "../options.js"
+import { embedder, exitOnUsage, filter, limit, location, mode, reranker, resolveRetrieval, withFilter } from "./query.js"
+
+/** The sources list printed after an answer: the cited ones, or all when none is cited. */
+export const formatSources = (answer: Answer.Answer): string => {
+  const line = (s: Answer.Source) => `[${s.n}] ${location(s)}${s.title !== undefined && s.title !== s.source ? ` (${s.title})` : ""}`
+  if (answer.sources.length === 0) return "Sources: none found"
+  const lines = answer.cited.length > 0
+    ? ["Sources:", ...answer.cited.map(line)]
+    : ["Sources (none cited):", ...answer.sources.map(line)]
+  if (answer.unknownCitations.length > 0) {
+    const numbers = answer.unknownCitations.map((n) => `[${n}]`).join(" ")
+    lines.push(`note: the answer cites ${numbers}, which ${answer.unknownCitations.length === 1 ? "matches" : "match"} no source`)
+  }
+  return lines.join("\n")
+}
+
+/** `provider/model` or `model` (provider `openai`) for the AI search path. */
+const modelChoice = (spec: string): Search.ModelChoice => {
+  const at = spec.indexOf("/")
+  return at > 0 ? { provider: spec.slice(0, at), model: spec.slice(at + 1) } : { provider: "openai", model: spec }
+}
+
+/** The remote Chat and Search layers, configured from the environment and the config file. */
+const apiLayer = (model: string | undefined) =>
+  Layer.mergeAll(Chat.layer({ model }), Search.layer).pipe(Layer.provide(ApiHttp.layer), Layer.provide(RagConfig.layerConfig))
+
+/** The `ask` command. */
+export const command = Command.make(
+  "ask",
+  {
+    question: Args.text({ name: "QUESTION" }).pipe(Args.withDescription("the question")),
+    model: Options.text("model").pipe(
+      Options.optional,
+      Options.withDescription("the chat model (default: $EFFECT_RAG_CHAT_MODEL); with --search: provider/model")
+    ),
+    search: Options.boolean("search").pipe(Options.withDescription("answer through AI search instead of the collection")),
+    noTools: Options.boolean("no-tools").pipe(Options.withDescription("do not offer the model the search_documents tool")),
+    limit: limit(6),
+    mode,
+    filter,
+    embedder,
+    reranker,
+    db: Shared.db,
+    collection: Shared.collection,
+    json: Shared.json,
+    config: Shared.config
+  },
+  (args) =>
+    Effect.gen(function*() {
+      const model = Option.isSome(args.model) ? args.model : yield* Shared.setting("EFFECT_RAG_CHAT_MODEL")
+      const tty = process.stdout.isTTY === true && !args.json
+      let answer: Answer.Answer
+      if (args.search) {
+        answer = yield* Answer.askWithSearch(args.question, Option.match(model, {
+          onNone: () => ({}),
+          onSome: (m) => ({ chatModel: modelChoice(m) })
+        })).pipe(Effect.provide(apiLayer(undefined)))
+        if (!args.json) yield* Console.log(answer.text)
+      } else {
+        if (Option.isNone(model)) {
+          return yield* new Answer.ChatNotConfigured({ reason: "model", message: `ask needs a chat model: ${Answer.configureHint}.` })
+        }
+        const resolved = yield* resolveRetrieval(args)
+        let streamed = false
+        const final = yield* Effect.gen(function*() {
+          const { collection, options } = yield* withFilter(resolved.collection, resolved.options, args.filter)
+          const events = Answer.askStream(collection, args.question, { ...options, model: model.value, tools: !args.noTools })
+          return yield* Stream.runFoldEffect(events, undefined as Answer.Answer | undefined, (last, e) => {
+            if (e._tag === "Done") return Effect.succeed(e.answer)
+            if (!tty) return Effect.succeed(last)
+            if (e._tag === "Delta") {
+              streamed = true
+              return Effect.sync(() => process.stdout.write(e.text)).pipe(Effect.as(last))
+            }
+            if (e._tag === "ToolCall") return Console.error(`(searching the collection: ${e.query})`).pipe(Effect.as(last))
+            return Effect.succeed(last)
+          })
+        }).pipe(Effect.provide(Layer.merge(resolved.store, apiLayer(model.value))))
+        if (final === undefined) return yield* Effect.dieMessage("ask: the answer stream ended without an answer")
+        answer = final
+        if (!args.json) yield* Console.log(streamed ? "" : answer.text)
+      }
+      yield* Console.log(args.json ? JSON.stringify(answer, null, 2) : `\n${formatSources(answer)}`)
+    }).pipe(Shared.withConfigFile(args.config), exitOnUsage)
+).pipe(Command.withDescription("Answer a question from a collection with cited sources (needs a chat model)."))

@@ -1,0 +1,190 @@
+/**
+ * `effect-rag query TEXT [--limit N] [--mode fulltext|vector|hybrid] [--filter key=value]...
+ * [--embedder none|remote|use-lite|onnx:DIR] [--reranker none|remote|onnx:DIR] [--db DIR]
+ * [--collection NAME] [--json] [--config FILE]`: retrieval over a collection, printed as cited
+ * results (rank, score, source, page, snippet).
+ *
+ * Always works offline: with no embedder (`--embedder`, then `EFFECT_RAG_EMBEDDER`, then
+ * `none`) the search is full text; with one, hybrid (when the collection holds vectors). A
+ * reranker (`--reranker`, then `EFFECT_RAG_RERANKER`) reorders the top candidates. Filters
+ * apply to the collection's declared metadata fields (an ingest declares `source`, `page`,
+ * `type`, `source_hash`), e.g. `--filter page=3 --filter source=docs/guide.pdf`.
+ *
+ * @since 0.1.0
+ */
+import { Args, Command, Options } from "@effect/cli"
+import { Console, Effect, Option } from "effect"
+import { existsSync } from "node:fs"
+import type * as Embeddings from "../../api/Embeddings.js"
+import * as Answer from "../../pipeline/Answer.js"
+import * as LanceDbStore from "../../store/LanceDbStore.js"
+import { CollectionNotFound, VectorStore } from "../../store/VectorStore.js"
+import * as Shared from "../options.js"
+import { resolveEmbedder, resolveReranker } from "./bench.js"
+
+// =============================================================================
+// Options shared with `ask`
+// =============================================================================
+
+/** `--limit N`. */
+export const limit = (fallback: number) =>
+  Options.integer("limit").pipe(Options.withDefault(fallback), Options.withDescription(`results to retrieve (default ${fallback})`))
+
+/** `--mode fulltext|vector|hybrid` (default: hybrid with an embedder, else full text). */
+export const mode = Options.choice("mode", ["fulltext", "vector", "hybrid"]).pipe(
+  Options.optional,
+  Options.withDescription("retrieval mode (default: hybrid when an embedder is configured, else fulltext)")
+)
+
+/** `--filter key=value` (repeatable; also `!=`, `<`, `<=`, `>`, `>=`). */
+export const filter = Options.text("filter").pipe(
+  Options.repeated,
+  Options.withDescription("metadata filter key=value (also != < <= > >=); repeatable, ANDed; the same key twice is ORed")
+)
+
+/** `--embedder`. */
+export const embedder = Options.text("embedder").pipe(
+  Options.optional,
+  Options.withDescription("none | remote | use-lite | onnx:DIR (default: $EFFECT_RAG_EMBEDDER or none); must be the collection's")
+)
+
+/** `--reranker`. */
+export const reranker = Options.text("reranker").pipe(
+  Options.optional,
+  Options.withDescription("none | remote | onnx:DIR (default: $EFFECT_RAG_RERANKER or none)")
+)
+
+/** What `query` and `ask` resolve from their retrieval flags. */
+export interface RetrievalFlags {
+  readonly db: Option.Option<string>
+  readonly collection: Option.Option<string>
+  readonly limit: number
+  readonly mode: Option.Option<"fulltext" | "vector" | "hybrid">
+  readonly filter: ReadonlyArray<string>
+  readonly embedder: Option.Option<string>
+  readonly reranker: Option.Option<string>
+}
+
+/** A usage problem of a flag (exit 2). */
+export class UsageError extends Error {
+  readonly _tag = "UsageError"
+}
+
+/**
+ * Resolves the retrieval flags into a store layer, the collection name and `QueryOptions`
+ * (without the filter, which needs the collection's spec: see {@link withFilter}). Fails when
+ * the database does not exist (nothing is created by a query) or an asked-for embedder or
+ * reranker cannot be built (never replaced silently).
+ */
+export const resolveRetrieval = (flags: RetrievalFlags) =>
+  Effect.gen(function*() {
+    if (!Number.isInteger(flags.limit) || flags.limit < 1) return yield* Effect.fail(new UsageError("--limit must be a positive integer"))
+    const db = yield* Shared.resolveDb(flags.db)
+    const collection = yield* Shared.resolveCollection(flags.collection)
+    if (!existsSync(db)) {
+      return yield* new CollectionNotFound({
+        name: collection,
+        message: `no database at ${db}: run \`effect-rag ingest PATH --db ${db}\` first, or pass --db`
+      })
+    }
+    const embedderSpec = Option.isSome(flags.embedder)
+      ? flags.embedder.value
+      : Option.getOrElse(yield* Shared.setting("EFFECT_RAG_EMBEDDER"), () => "none")
+    const rerankerSpec = Option.isSome(flags.reranker)
+      ? flags.reranker.value
+      : Option.getOrElse(yield* Shared.setting("EFFECT_RAG_RERANKER"), () => "none")
+    let embeddings: Embeddings.Service | undefined
+    if (embedderSpec !== "none") {
+      const e = yield* resolveEmbedder(embedderSpec)
+      if (e.embedder === undefined) return yield* Effect.fail(new Error(e.reason ?? `cannot build the embedder ${embedderSpec}`))
+      const { id, service } = e.embedder
+      // An ingest stores the embedder's id (e.g. `use-lite`, `remote:MODEL`) as the collection's
+      // embedding model; report the same id so that retrieval's model check compares like with like.
+      embeddings = { ...service, embed: (texts, options) => Effect.map(service.embed(texts, options), (r) => ({ ...r, model: id })) }
+    }
+    const reranked = rerankerSpec === "none" ? undefined : yield* resolveReranker(rerankerSpec)
+    if (reranked !== undefined && reranked.reranker === undefined) {
+      return yield* Effect.fail(new Error(reranked.reason ?? `cannot build the reranker ${rerankerSpec}`))
+    }
+    const options: Answer.QueryOptions = {
+      limit: flags.limit,
+      mode: Option.getOrUndefined(flags.mode),
+      embeddings,
+      reranker: reranked?.reranker?.service
+    }
+    return { db, collection, options, store: LanceDbStore.layer({ uri: db }) }
+  })
+
+/** Opens the collection and adds the parsed `--filter`s to the options. */
+export const withFilter = (collection: string, options: Answer.QueryOptions, expressions: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const c = yield* Effect.flatMap(VectorStore, (s) => s.open(collection))
+    const f = yield* Answer.parseFilters(expressions, c.spec)
+    // A collection with vectors but no embedder: full text, said once on stderr (not an error).
+    if (options.embeddings === undefined && options.mode === undefined && c.spec.embedding !== undefined) {
+      yield* Console.error(`(collection ${collection} holds ${c.spec.embedding.model} vectors; no --embedder given: full-text search)`)
+    }
+    return { collection: c, options: { ...options, filter: f } }
+  })
+
+// =============================================================================
+// Output
+// =============================================================================
+
+/** Where a source is: `source, page P, chunk C`. */
+export const location = (s: Answer.Source): string =>
+  [s.source, s.page !== undefined ? `page ${s.page}` : undefined, s.chunk !== undefined ? `chunk ${s.chunk}` : undefined]
+    .filter((x) => x !== undefined)
+    .join(", ")
+
+/** The text table of a query result. */
+export const formatResult = (r: Answer.QueryResult): string => {
+  if (r.hits.length === 0) return `no results for ${JSON.stringify(r.query)} in ${r.collection} (${r.mode})`
+  const lines = [`${r.hits.length} result(s) for ${JSON.stringify(r.query)} in ${r.collection} (${r.mode}${r.reranked ? ", reranked" : ""})`, ""]
+  for (const h of r.hits) {
+    lines.push(`[${h.n}] ${h.score.toFixed(3)}  ${location(h)}${h.title !== undefined && h.title !== h.source ? `  ${h.title}` : ""}`)
+    lines.push(`    ${Answer.snippet(h.text, r.query)}`)
+  }
+  return lines.join("\n")
+}
+
+/** The `--json` form of a query result (every field of every hit). */
+export const resultJson = (db: string, r: Answer.QueryResult) => ({ db, ...r })
+
+/** Prints a {@link UsageError} and exits 2; other errors go to the CLI's handler (exit 1). */
+export const exitOnUsage = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A | void, Exclude<E, UsageError>, R> =>
+  Effect.catchIf(
+    self,
+    (e): e is Extract<E, UsageError> => e instanceof UsageError,
+    (e) => Console.error(`effect-rag: ${e.message}`).pipe(Effect.zipRight(Shared.setExitCode(Shared.ExitCode.usage)))
+  ) as Effect.Effect<A | void, Exclude<E, UsageError>, R>
+
+// =============================================================================
+// Command
+// =============================================================================
+
+/** The `query` command. */
+export const command = Command.make(
+  "query",
+  {
+    text: Args.text({ name: "TEXT" }).pipe(Args.withDescription("what to search for")),
+    limit: limit(10),
+    mode,
+    filter,
+    embedder,
+    reranker,
+    db: Shared.db,
+    collection: Shared.collection,
+    json: Shared.json,
+    config: Shared.config
+  },
+  (args) =>
+    Effect.gen(function*() {
+      const resolved = yield* resolveRetrieval(args)
+      const result = yield* Effect.gen(function*() {
+        const { collection, options } = yield* withFilter(resolved.collection, resolved.options, args.filter)
+        return yield* Answer.query(collection, args.text, options)
+      }).pipe(Effect.provide(resolved.store))
+      yield* Console.log(args.json ? JSON.stringify(resultJson(resolved.db, result), null, 2) : formatResult(result))
+    }).pipe(Shared.withConfigFile(args.config), exitOnUsage)
+).pipe(Command.withDescription("Search a collection (offline full text; hybrid with an embedder) and print cited results."))
