@@ -116,11 +116,18 @@ export interface Embedder {
   readonly service: Embeddings.Service
 }
 
+/** The upload options of a run that sets none: OCR on (see {@link Options.upload}). */
+export const defaultUploadOptions: Upload.UploadOptions = { enable_ocr: true }
+
 /** Settings of a run. Every field is optional. */
 export interface Options {
   /** Embed chunks with this embedder (default none: a full-text-only collection). */
   readonly embedder?: Embedder | undefined
-  /** Options passed to `Upload.extractChunks`. */
+  /**
+   * Options passed to `Upload.extractChunks`. Default `{ enable_ocr: true }`: a collection is
+   * for retrieval, and without OCR an image's content is its data URL, which chunks into
+   * thousands of meaningless base64 chunks.
+   */
   readonly upload?: Upload.UploadOptions | undefined
   /**
    * Mixed into every content hash (default `"v1"`): changing it (another upload engine or
@@ -458,7 +465,7 @@ export const run = (
     const extractStage = (
       x: { item: Item; loaded: Loaded; hash: string }
     ): Effect.Effect<Option.Option<Prepared>> =>
-      upload.extractChunks(x.loaded.file, options.upload).pipe(
+      upload.extractChunks(x.loaded.file, options.upload ?? defaultUploadOptions).pipe(
         Effect.map((result): Option.Option<Prepared> => {
           const { item, hash } = x
           const meta = result.data.data.metadata

@@ -75,30 +75,143 @@ export const blocks = (markdown: string): Array<{ kind: Piece["kind"]; text: str
 const sentenceSegmenter = new Intl.Segmenter(undefined, { granularity: "sentence" })
 const wordSegmenter = new Intl.Segmenter(undefined, { granularity: "word" })
 
-/** The longest prefix of `text` (in whole code points) within `budget` tokens; at least one code point. */
-const fittingPrefix = (text: string, budget: number, tok: Tokenizer): string => {
-  const chars = Array.from(text)
-  let lo = 1
-  let hi = chars.length
+/** Texts up to this length are segmented in one go; longer ones in windows (see {@link segments}). */
+const segmentWindow = 16_384
+/** A boundary closer than this to a window's end is not trusted: it is found again in the next window. */
+const segmentMargin = 256
+
+/**
+ * The segments of `text` (`Intl.Segmenter`), the same as `Array.from(segmenter.segment(text))`.
+ * Why windows: V8's segment iterator slows down with the length of the input (measured: 100 KB of
+ * base64 in 0.1 s, 400 KB in 8 s, mostly system time), and one unbroken 1.2 MB "sentence" (a data
+ * URI) spent about a minute there. Word and sentence boundaries depend only on a few characters
+ * around them, so each window keeps the segments that end more than {@link segmentMargin}
+ * characters before its end and the next window starts at the first one it dropped (a boundary).
+ * A window without such a boundary falls back to segmenting the rest in one go.
+ */
+const segments = (segmenter: Intl.Segmenter, text: string): Array<string> => {
+  if (text.length <= segmentWindow) return Array.from(segmenter.segment(text), (s) => s.segment)
+  const out: Array<string> = []
+  let start = 0
+  while (start < text.length) {
+    const end = start + segmentWindow
+    if (end >= text.length) {
+      for (const s of segmenter.segment(text.slice(start))) out.push(s.segment)
+      break
+    }
+    let next = start
+    for (const s of segmenter.segment(text.slice(start, end))) {
+      if (start + s.index + s.segment.length > end - segmentMargin) break
+      out.push(s.segment)
+      next = start + s.index + s.segment.length
+    }
+    if (next === start) {
+      for (const s of segmenter.segment(text.slice(start))) out.push(s.segment)
+      break
+    }
+    start = next
+  }
+  return out
+}
+
+/** The first `k` code points of `text` (fewer when it is shorter), without splitting the whole text. */
+const headCodePoints = (text: string, k: number): Array<string> => {
+  const out: Array<string> = []
+  if (k <= 0) return out
+  for (const ch of text) {
+    out.push(ch)
+    if (out.length >= k) break
+  }
+  return out
+}
+
+/** The last `k` code points of `text` (fewer when it is shorter), in order. */
+const tailCodePoints = (text: string, k: number): Array<string> => {
+  const out: Array<string> = []
+  let i = text.length
+  while (i > 0 && out.length < k) {
+    const lo = text.charCodeAt(i - 1)
+    const pair = i >= 2 && lo >= 0xdc00 && lo <= 0xdfff && (text.charCodeAt(i - 2) & 0xfc00) === 0xd800
+    const start = pair ? i - 2 : i - 1
+    out.push(text.slice(start, i))
+    i = start
+  }
+  return out.reverse()
+}
+
+/** Code points of a string, counted without materialising them. */
+const codePointCount = (s: string): number => {
+  let low = 0
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i)
+    if (c >= 0xdc00 && c <= 0xdfff && i > 0 && (s.charCodeAt(i - 1) & 0xfc00) === 0xd800) low++
+  }
+  return s.length - low
+}
+
+/**
+ * The largest `n` in `[min, total]` with `fits(n)` (`min` when none): the same probes and the
+ * same answer as a plain bisection over `[min, total]`, except that a probe at or above `over`
+ * (a length whose count is already more than twice the budget) is answered "does not fit"
+ * without tokenising. Why: a plain bisection's first probes are half the text, and for a long
+ * unbroken run (a 1.2 MB base64 data URI, cut into 2,000 chunks) every cut re-tokenised most of
+ * the rest (about two minutes for that one file). Keeping the bisection itself (rather than,
+ * say, galloping and bisecting a window) keeps its answer where BPE counts are not monotone in
+ * the length, so chunks are byte-identical to before; only a suffix/prefix *longer* than `over`
+ * whose count fell back within the budget (less than half of the shorter one's) could differ.
+ */
+const bisect = (total: number, min: number, over: number, fits: (n: number) => boolean): number => {
+  let lo = min
+  let hi = total
   while (lo < hi) {
     const mid = Math.ceil((lo + hi) / 2)
-    if (tok.count(chars.slice(0, mid).join("")) <= budget) lo = mid
+    if (mid < over && fits(mid)) lo = mid
     else hi = mid - 1
   }
-  return chars.slice(0, lo).join("")
+  return lo
+}
+
+/** The shortest doubling of a first guess (~4 code points a token) whose count exceeds twice the budget. */
+const farOver = (total: number, budget: number, count: (n: number) => number): number => {
+  for (let w = Math.max(16, budget * 4); w < total; w *= 2) {
+    if (count(w) > 2 * budget) return w
+  }
+  return total + 1
+}
+
+/**
+ * The first (`fromEnd` false) or last `n` code points of `text`, reading only as many code
+ * points as asked for (`n` past the end gives the whole text).
+ */
+const codePointWindow = (text: string, fromEnd: boolean) => {
+  let chars: Array<string> = []
+  let complete = false
+  return (n: number): string => {
+    if (n > chars.length && !complete) {
+      const want = Math.max(n, chars.length * 2)
+      chars = fromEnd ? tailCodePoints(text, want) : headCodePoints(text, want)
+      complete = chars.length < want
+    }
+    return (fromEnd ? chars.slice(Math.max(0, chars.length - n)) : chars.slice(0, n)).join("")
+  }
+}
+
+/**
+ * The longest prefix of `text` (in whole code points) within `budget` tokens; at least one code
+ * point. `total`: the code points of `text`, when the caller knows them.
+ */
+const fittingPrefix = (text: string, budget: number, tok: Tokenizer, total = codePointCount(text)): string => {
+  const at = codePointWindow(text, false)
+  const over = farOver(total, budget, (n) => tok.count(at(n)))
+  return at(bisect(total, 1, over, (n) => tok.count(at(n)) <= budget))
 }
 
 /** The longest suffix of `text` within `budget` tokens ("" when not even one code point fits). */
 const fittingSuffix = (text: string, budget: number, tok: Tokenizer): string => {
-  const chars = Array.from(text)
-  let lo = 0
-  let hi = chars.length
-  while (lo < hi) {
-    const mid = Math.ceil((lo + hi) / 2)
-    if (tok.count(chars.slice(chars.length - mid).join("")) <= budget) lo = mid
-    else hi = mid - 1
-  }
-  return chars.slice(chars.length - lo).join("").trimStart()
+  const at = codePointWindow(text, true)
+  const total = codePointCount(text)
+  const over = farOver(total, budget, (n) => tok.count(at(n)))
+  return at(bisect(total, 0, over, (n) => tok.count(at(n)) <= budget)).trimStart()
 }
 
 /** The last whole sentences of `text` within `budget` tokens ("" when the last one does not fit). */
@@ -113,60 +226,102 @@ const trailingSentences = (text: string, budget: number, tok: Tokenizer): string
   return tail.trim()
 }
 
-/** Splits text into parts of at most `budget` tokens: sentences, then words, then characters. */
+/**
+ * How close (in tokens) the running estimate of a part may come to the budget before the part is
+ * counted exactly. See {@link splitText}.
+ */
+const estimateSlack = 16
+
+/**
+ * Splits text into parts of at most `budget` tokens: sentences, then words, then characters.
+ *
+ * Packing is greedy: a unit joins the current part unless the part would exceed the budget.
+ * Counting every candidate part exactly re-tokenises the part once per word (quadratic: ~50
+ * counts of a growing part per chunk; 2,000 chunks for one 1.2 MB base64 data URI). So the part's
+ * count is kept as an estimate (its last exact count plus the counts of the units added since)
+ * and counted exactly only once the estimate comes within {@link estimateSlack} of the budget:
+ * the decisions are then the exact ones whenever BPE counts are additive within that slack,
+ * which is what makes the packing cheap. Every part packed that way is counted again at the end;
+ * if one is over the budget (counts that were far from additive), the text is split again with
+ * every candidate counted exactly, as before. So the limit holds exactly either way.
+ */
 const splitText = (text: string, budget: number, tok: Tokenizer): Array<string> => {
+  const fast = splitTextWith(text, budget, tok, estimateSlack)
+  return fast.packed.every((p) => tok.count(p) <= budget) ? fast.out : splitTextWith(text, budget, tok, undefined).out
+}
+
+/** {@link splitText} with estimates within `slack` tokens of the budget (`undefined`: every candidate counted). */
+const splitTextWith = (
+  text: string,
+  budget: number,
+  tok: Tokenizer,
+  slack: number | undefined
+): { out: Array<string>; packed: Array<string> } => {
   const out: Array<string> = []
-  const pack = (units: ReadonlyArray<string>, next: (u: string) => Array<string>) => {
+  const packed: Array<string> = []
+  /** Greedy packing of `units` into `into`; a unit over the budget on its own goes through `next`. */
+  const pack = (units: Iterable<string>, next: (u: string) => Array<string>, into: Array<string>) => {
     let cur = ""
+    let estimate = 0
+    const flush = () => {
+      const part = cur.trim()
+      if (part) {
+        into.push(part)
+        packed.push(part)
+      }
+    }
     for (const u of units) {
-      if (tok.count(u) > budget) {
-        if (cur.trim()) out.push(cur.trim())
+      const unitTokens = tok.count(u)
+      if (unitTokens > budget) {
+        flush()
         cur = ""
-        for (const p of next(u)) out.push(p)
+        estimate = 0
+        for (const p of next(u)) into.push(p)
         continue
       }
       const candidate = cur + u
-      if (cur && tok.count(candidate.trim()) > budget) {
-        out.push(cur.trim())
+      if (!cur) {
+        cur = candidate
+        estimate = unitTokens
+        continue
+      }
+      if (slack !== undefined && estimate + unitTokens + slack <= budget) {
+        cur = candidate
+        estimate += unitTokens
+        continue
+      }
+      const exact = tok.count(candidate.trim())
+      if (exact > budget) {
+        flush()
         cur = u
-      } else cur = candidate
+        estimate = unitTokens
+      } else {
+        cur = candidate
+        estimate = exact
+      }
     }
-    if (cur.trim()) out.push(cur.trim())
+    flush()
   }
   const byChars = (word: string): Array<string> => {
     const parts: Array<string> = []
     let rest = word
+    // counted once and kept up to date: recounting the rest at every cut would be quadratic
+    let left = codePointCount(rest)
     while (rest.length > 0) {
-      const head = fittingPrefix(rest, budget, tok)
+      const head = fittingPrefix(rest, budget, tok, left)
       parts.push(head)
       rest = rest.slice(head.length)
+      left -= codePointCount(head)
     }
     return parts.map((p) => p.trim()).filter(Boolean)
   }
   const byWords = (sentence: string): Array<string> => {
     const inner: Array<string> = []
-    let cur = ""
-    for (const { segment } of wordSegmenter.segment(sentence)) {
-      if (tok.count(segment) > budget) {
-        if (cur.trim()) inner.push(cur.trim())
-        cur = ""
-        inner.push(...byChars(segment))
-        continue
-      }
-      const candidate = cur + segment
-      if (cur && tok.count(candidate.trim()) > budget) {
-        inner.push(cur.trim())
-        cur = segment
-      } else cur = candidate
-    }
-    if (cur.trim()) inner.push(cur.trim())
+    pack(segments(wordSegmenter, sentence), byChars, inner)
     return inner
   }
-  pack(
-    Array.from(sentenceSegmenter.segment(text), (s) => s.segment),
-    byWords
-  )
-  return out.filter(Boolean)
+  pack(segments(sentenceSegmenter, text), byWords, out)
+  return { out: out.filter(Boolean), packed }
 }
 
 /** Splits a Markdown table into row groups of at most `budget` tokens, repeating the header. */
@@ -217,14 +372,36 @@ const splitTable = (
 }
 
 /**
+ * The tokenizer with a small per-call memo. Why: the packing asks for the same strings again
+ * (the exact re-count after `cur.pop()`, then of the same chunk once accepted; a trailing sentence
+ * that is the whole piece; a word candidate ending in a space, trimmed back to the previous one),
+ * and a BPE count is the dominant cost of chunking. Counts are pure, so the output is unchanged.
+ */
+const memoized = (tok: Tokenizer): Tokenizer => {
+  const cache = new Map<string, number>()
+  return {
+    name: tok.name,
+    count: (text) => {
+      const hit = cache.get(text)
+      if (hit !== undefined) return hit
+      const n = tok.count(text)
+      if (cache.size >= 1024) cache.clear() // bounded: the repeats are close together
+      cache.set(text, n)
+      return n
+    }
+  }
+}
+
+/**
  * Chunks pages of Markdown. Returns the chunks and notes (e.g. a table row bigger than the
  * chunk size). Pure; cost is about three tokenizer passes over the text.
  */
 export const chunkPages = (
   pages: ReadonlyArray<{ readonly page: number; readonly content: string }>,
   settings: ChunkSettings,
-  tok: Tokenizer
+  tokenizer: Tokenizer
 ): { chunks: Array<ChunkOut>; notes: Array<string> } => {
+  const tok = memoized(tokenizer)
   const size = Math.max(8, Math.floor(settings.size))
   const overlap = Math.max(0, Math.min(Math.floor(settings.overlap), Math.floor(size / 2)))
   const notes: Array<string> = []
