@@ -40,7 +40,9 @@ import {
   type Collection,
   CollectionNotFound,
   type CollectionSpec,
+  checkChunkVector,
   checkSpec,
+  checkVector as checkCollectionVector,
   describeEmbedding,
   type DocumentEntry,
   EmbeddingMismatch,
@@ -284,26 +286,7 @@ const makeCollection = (table: lancedb.Table, spec: CollectionSpec, settings: Se
     return problem === undefined ? Effect.succeed(Filters.toSql(filter)) : Effect.fail(new InvalidInput({ message: problem }))
   }
 
-  const checkVector = (v: Float32Array | ReadonlyArray<number>): Effect.Effect<void, EmbeddingMismatch> =>
-    spec.embedding === undefined
-      ? Effect.fail(
-        new EmbeddingMismatch({
-          collection: spec.name,
-          expected: describeEmbedding(undefined),
-          actual: `a ${v.length}-d vector`,
-          message: `collection ${spec.name} was created without an embedding: it serves full-text search only`
-        })
-      )
-      : v.length !== spec.embedding.dimension
-      ? Effect.fail(
-        new EmbeddingMismatch({
-          collection: spec.name,
-          expected: describeEmbedding(spec.embedding),
-          actual: `a ${v.length}-d vector`,
-          message: `collection ${spec.name} holds ${describeEmbedding(spec.embedding)} vectors, got a ${v.length}-d one`
-        })
-      )
-      : Effect.void
+  const checkVector = (v: ArrayLike<number>) => checkCollectionVector(spec, v)
 
   // ---------------------------------------------------------------------------
   // Index maintenance
@@ -359,17 +342,7 @@ const makeCollection = (table: lancedb.Table, spec: CollectionSpec, settings: Se
         const rows: Array<Record<string, unknown>> = []
         const seen = new Map<string, number>()
         for (const chunk of batch) {
-          if (chunk.vector !== undefined || spec.embedding !== undefined) {
-            if (chunk.vector === undefined) {
-              return yield* new EmbeddingMismatch({
-                collection: spec.name,
-                expected: describeEmbedding(spec.embedding),
-                actual: "no vector",
-                message: `chunk ${chunk.id}: the collection ${spec.name} needs a vector (${describeEmbedding(spec.embedding)})`
-              })
-            }
-            yield* checkVector(chunk.vector)
-          }
+          yield* checkChunkVector(spec, chunk)
           const row = toRow(spec, chunk)
           if (typeof row === "string") return yield* new InvalidInput({ message: row })
           // The last of several chunks with one id in a batch wins (merge-insert would duplicate).

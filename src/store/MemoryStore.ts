@@ -17,7 +17,9 @@ import {
   type Collection,
   CollectionNotFound,
   type CollectionSpec,
+  checkChunkVector,
   checkSpec,
+  checkVector as checkCollectionVector,
   describeEmbedding,
   documentIdField,
   EmbeddingMismatch,
@@ -72,19 +74,7 @@ const makeCollection = (spec: CollectionSpec, titleBoostIndexes: Map<number, Bm2
       ? Effect.succeed((c: Chunk) => Filters.matches(filter, get(c)))
       : Effect.fail(new InvalidInput({ message: problem }))
   }
-  const checkVector = (v: ArrayLike<number>) =>
-    spec.embedding === undefined || v.length !== spec.embedding.dimension
-      ? Effect.fail(
-        new EmbeddingMismatch({
-          collection: spec.name,
-          expected: describeEmbedding(spec.embedding),
-          actual: `a ${v.length}-d vector`,
-          message: spec.embedding === undefined
-            ? `collection ${spec.name} was created without an embedding: it serves full-text search only`
-            : `collection ${spec.name} holds ${describeEmbedding(spec.embedding)} vectors, got a ${v.length}-d one`
-        })
-      )
-      : Effect.void
+  const checkVector = (v: ArrayLike<number>) => checkCollectionVector(spec, v)
 
   const remove = (ids: ReadonlyArray<string>) => {
     for (const id of ids) {
@@ -131,17 +121,7 @@ const makeCollection = (spec: CollectionSpec, titleBoostIndexes: Map<number, Bm2
         const prepared: Array<Row> = []
         for (const chunk of chunks) {
           if (chunk.id === "") return yield* new InvalidInput({ message: "a chunk id must not be empty" })
-          if (spec.embedding !== undefined || chunk.vector !== undefined) {
-            if (chunk.vector === undefined) {
-              return yield* new EmbeddingMismatch({
-                collection: spec.name,
-                expected: describeEmbedding(spec.embedding),
-                actual: "no vector",
-                message: `chunk ${chunk.id}: the collection ${spec.name} needs a vector (${describeEmbedding(spec.embedding)})`
-              })
-            }
-            yield* checkVector(chunk.vector)
-          }
+          yield* checkChunkVector(spec, chunk)
           for (const [name, type] of Object.entries(spec.fields ?? {})) {
             const v = chunk.metadata?.[name] ?? null
             if (v !== null && (typeof v !== type || (type === "number" && !Number.isFinite(v)))) {

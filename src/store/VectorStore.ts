@@ -15,7 +15,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Data, type Effect } from "effect"
+import { Context, Data, Effect } from "effect"
 
 // =============================================================================
 // Data
@@ -259,3 +259,36 @@ export const describeEmbedding = (e: CollectionSpec["embedding"]): string =>
 /** Whether two embeddings are the same model and dimension. */
 export const sameEmbedding = (a: CollectionSpec["embedding"], b: CollectionSpec["embedding"]): boolean =>
   a === undefined ? b === undefined : b !== undefined && a.model === b.model && a.dimension === b.dimension
+
+/**
+ * Fails unless `vector` fits the collection: a collection created without an embedding takes no
+ * vectors at all, one with an embedding only vectors of its dimension.
+ */
+export const checkVector = (spec: CollectionSpec, vector: ArrayLike<number>): Effect.Effect<void, EmbeddingMismatch> =>
+  spec.embedding !== undefined && vector.length === spec.embedding.dimension
+    ? Effect.void
+    : Effect.fail(
+      new EmbeddingMismatch({
+        collection: spec.name,
+        expected: describeEmbedding(spec.embedding),
+        actual: `a ${vector.length}-d vector`,
+        message: spec.embedding === undefined
+          ? `collection ${spec.name} was created without an embedding: it serves full-text search only`
+          : `collection ${spec.name} holds ${describeEmbedding(spec.embedding)} vectors, got a ${vector.length}-d one`
+      })
+    )
+
+/** Checks a chunk to be written: it carries a vector exactly when the collection has an embedding. */
+export const checkChunkVector = (spec: CollectionSpec, chunk: Chunk): Effect.Effect<void, EmbeddingMismatch> =>
+  chunk.vector !== undefined
+    ? checkVector(spec, chunk.vector)
+    : spec.embedding === undefined
+    ? Effect.void
+    : Effect.fail(
+      new EmbeddingMismatch({
+        collection: spec.name,
+        expected: describeEmbedding(spec.embedding),
+        actual: "no vector",
+        message: `chunk ${chunk.id}: the collection ${spec.name} needs a vector (${describeEmbedding(spec.embedding)})`
+      })
+    )
