@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { Config, Effect, Layer } from "effect"
+import { Config, Effect, Layer, Option } from "effect"
 import type { ConfigError } from "effect/ConfigError"
 import * as Chat from "./api/Chat.js"
 import * as Embeddings from "./api/Embeddings.js"
@@ -60,12 +60,28 @@ export const remoteServices = (models: RemoteModels = {}): Layer.Layer<RemoteSer
 export const remote = (options: RagConfig.Options = {}, models: RemoteModels = {}): Layer.Layer<RemoteServices> =>
   remoteServices(models).pipe(Layer.provide(ApiHttp.layer), Layer.provide(RagConfig.layer(options)))
 
-/** All remote services, configured from `EFFECT_RAG_*` environment variables. */
-export const Remote: Layer.Layer<RemoteServices, ConfigError> = remoteServices({
-  chatModel: process.env["EFFECT_RAG_CHAT_MODEL"],
-  embeddingModel: process.env["EFFECT_RAG_EMBEDDING_MODEL"],
-  rerankModel: process.env["EFFECT_RAG_RERANK_MODEL"]
-}).pipe(Layer.provide(ApiHttp.layer), Layer.provide(RagConfig.layerConfig))
+/** The default models of the remote layers, from `EFFECT_RAG_*_MODEL` (and the config file). */
+export const remoteModelsConfig: Config.Config<RemoteModels> = Config.all({
+  chatModel: Config.option(Config.string("EFFECT_RAG_CHAT_MODEL")),
+  embeddingModel: Config.option(Config.string("EFFECT_RAG_EMBEDDING_MODEL")),
+  embeddingDimension: Config.option(Config.integer("EFFECT_RAG_EMBEDDING_DIMENSION")),
+  rerankModel: Config.option(Config.string("EFFECT_RAG_RERANK_MODEL"))
+}).pipe(
+  Config.map((c) => ({
+    chatModel: Option.getOrUndefined(c.chatModel),
+    embeddingModel: Option.getOrUndefined(c.embeddingModel),
+    embeddingDimension: Option.getOrUndefined(c.embeddingDimension),
+    rerankModel: Option.getOrUndefined(c.rerankModel)
+  }))
+)
+
+/**
+ * All remote services, configured from the current `ConfigProvider` (`EFFECT_RAG_*`
+ * environment variables by default): settings and default models alike.
+ */
+export const Remote: Layer.Layer<RemoteServices, ConfigError> = Layer.unwrapEffect(
+  Effect.map(remoteModelsConfig, (models) => remoteServices(models))
+).pipe(Layer.provide(ApiHttp.layer), Layer.provide(RagConfig.layerConfig))
 
 /**
  * The `Upload` service chosen by `EFFECT_RAG_UPLOAD`: `local` (default, the in-process document

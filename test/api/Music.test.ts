@@ -1,36 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Clock, Effect, Fiber, Layer, Ref, TestClock } from "effect"
+import { Effect, Fiber, Layer, Ref, TestClock } from "effect"
 import * as Music from "../../src/api/Music.js"
 import { clientLayer, startServer, testKey, type Received, type Reply, type TestServer } from "../support/server.js"
+import { eventually, realSleep, sleepPendingIn } from "../support/time.js"
 
 // =============================================================================
 // Helpers
 // =============================================================================
 
-/** A real (wall-clock) pause, usable under the TestClock too. */
-const realSleep = (ms: number) =>
-  Effect.async<void>((resume) => {
-    const timer = setTimeout(() => resume(Effect.void), ms)
-    return Effect.sync(() => clearTimeout(timer))
-  })
-
-/** Waits (in real time, at most ~5 s) until `check` holds. */
-const eventually = (check: () => boolean | Effect.Effect<boolean>, what: string): Effect.Effect<void> =>
-  Effect.gen(function*() {
-    for (let i = 0; i < 1000; i++) {
-      const result = check()
-      if (typeof result === "boolean" ? result : yield* result) return
-      yield* realSleep(5)
-    }
-    return yield* Effect.die(new Error(`timed out waiting for: ${what}`))
-  })
-
-/** Whether a TestClock sleep ends exactly `ms` after the current test time. */
-const sleepPendingIn = (ms: number) =>
-  Effect.gen(function*() {
-    const now = yield* Clock.currentTimeMillis
-    return Chunk.toReadonlyArray(yield* TestClock.sleeps()).includes(now + ms)
-  })
 
 const audioUrl = (taskId: string) => `https://storage.example/music/${taskId}.mp3`
 const coverUrl = (taskId: string) => `https://storage.example/music/${taskId}.jpg`

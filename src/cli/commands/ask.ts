@@ -20,7 +20,7 @@ import * as Search from "../../api/Search.js"
 import * as Answer from "../../pipeline/Answer.js"
 import * as RagConfig from "../../RagConfig.js"
 import * as Shared from "../options.js"
-import { embedder, exitOnUsage, filter, limit, location, mode, reranker, resolveRetrieval, withFilter } from "./query.js"
+import { exitOnUsage, location, resolveRetrieval, retrievalOptions, withFilter } from "./query.js"
 
 /** The sources list printed after an answer: the cited ones, or all when none is cited. */
 export const formatSources = (answer: Answer.Answer): string => {
@@ -57,15 +57,7 @@ export const command = Command.make(
     ),
     search: Options.boolean("search").pipe(Options.withDescription("answer through AI search instead of the collection")),
     noTools: Options.boolean("no-tools").pipe(Options.withDescription("do not offer the model the search_documents tool")),
-    limit: limit(6),
-    mode,
-    filter,
-    embedder,
-    reranker,
-    db: Shared.db,
-    collection: Shared.collection,
-    json: Shared.json,
-    config: Shared.config
+    ...retrievalOptions(6)
   },
   (args) =>
     Effect.gen(function*() {

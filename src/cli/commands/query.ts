@@ -163,20 +163,25 @@ export const exitOnUsage = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effec
 // Command
 // =============================================================================
 
+/** The options `query` and `ask` share: retrieval, collection and output. */
+export const retrievalOptions = (defaultLimit: number) => ({
+  limit: limit(defaultLimit),
+  mode,
+  filter,
+  embedder,
+  reranker,
+  db: Shared.db,
+  collection: Shared.collection,
+  json: Shared.json,
+  config: Shared.config
+})
+
 /** The `query` command. */
 export const command = Command.make(
   "query",
   {
     text: Args.text({ name: "TEXT" }).pipe(Args.withDescription("what to search for")),
-    limit: limit(10),
-    mode,
-    filter,
-    embedder,
-    reranker,
-    db: Shared.db,
-    collection: Shared.collection,
-    json: Shared.json,
-    config: Shared.config
+    ...retrievalOptions(10)
   },
   (args) =>
     Effect.gen(function*() {
