@@ -1,6 +1,7 @@
 /**
  * `npm run bench:retrieval [-- --dataset DIR] [--json FILE] [--embedder none|use-lite|onnx:DIR|remote]
- *  [--reranker none|remote|onnx:DIR] [--fusion rrf[:K[:W]]|weighted:W] [--fusion-sweep] [--passage-words N]`
+ *  [--reranker none|remote|onnx:DIR] [--fusion rrf[:K[:W]]|weighted:W] [--fusion-sweep] [--fulltext-sweep]
+ *  [--passage-words N]`
  *
  * Runs the retrieval benchmark (src/bench/Runner.ts) on a BEIR folder (default: the shared
  * SciFact, or $EFFECT_RAG_BENCH_DATASET), prints the table and writes the JSON report
@@ -11,7 +12,7 @@ import { Effect } from "effect"
 import { mkdirSync, writeFileSync } from "node:fs"
 import { dirname, join, resolve } from "node:path"
 import * as Runner from "../src/bench/Runner.js"
-import { fusionSweep, parseFusion, resolveEmbedder, resolveReranker } from "../src/cli/commands/bench.js"
+import { fullTextSweep, fusionSweep, parseFusion, resolveEmbedder, resolveReranker } from "../src/cli/commands/bench.js"
 import { packageRoot, sharedPath } from "../src/internal/shared.js"
 
 const args = process.argv.slice(2)
@@ -31,6 +32,7 @@ if (fusionSpec !== undefined && fusion === undefined) {
   process.exit(2)
 }
 const sweep = args.includes("--fusion-sweep")
+const textSweep = args.includes("--fulltext-sweep")
 
 const program = Effect.gen(function*() {
   const embedder = yield* resolveEmbedder(embedderSpec)
@@ -44,6 +46,7 @@ const program = Effect.gen(function*() {
     noRerankerReason: reranker.reason,
     fusion,
     fusionSweep: sweep ? fusionSweep : undefined,
+    fullTextSweep: textSweep ? fullTextSweep : undefined,
     log: (line) => process.stderr.write(`\r${line}`.padEnd(60))
   })
   process.stderr.write("\n")

@@ -52,6 +52,11 @@ export interface Options {
    * (the ingest, which dominates the run with a local embedder, is done once).
    */
   readonly fusionSweep?: ReadonlyArray<{ readonly name: string; readonly fusion: Fusion }> | undefined
+  /**
+   * Further full-text settings to measure on the same index, each reported as the mode
+   * `fulltext <name>` (to check a change of the defaults on several collections).
+   */
+  readonly fullTextSweep?: ReadonlyArray<{ readonly name: string; readonly fullText: Retrieve.FullTextOptions }> | undefined
   /** Progress lines (default: none). */
   readonly log?: ((line: string) => void) | undefined
 }
@@ -209,6 +214,9 @@ export const run = (options: Options) =>
 
       yield* measure("fulltext", { mode: "fulltext", fullText: options.fullText })
       yield* measure("fulltext-plain", { mode: "fulltext", fullText: Retrieve.plainFullText })
+      for (const variant of options.fullTextSweep ?? []) {
+        yield* measure(`fulltext ${variant.name}`, { mode: "fulltext", fullText: variant.fullText })
+      }
       const reason = options.noEmbedderReason ?? "no embedder configured (--embedder none)"
       if (embedder === undefined) {
         skipped["vector"] = reason
@@ -285,13 +293,14 @@ const round = (x: number): number => Math.round(x * 1000) / 1000
 
 /** Formats a report as a table. */
 export const table = (r: Report): string => {
+  const width = Math.max(24, ...Object.keys(r.modes).map((m) => m.length), ...Object.keys(r.skipped).map((m) => m.length))
   const lines = [
     `dataset ${r.dataset}: ${r.documents} documents (${r.ingest.chunks} chunks), ${r.queries} queries, embedder ${r.embedder}`,
-    "mode                     nDCG@10  Recall@100  MRR@10   p50 ms   p95 ms",
+    `${"mode".padEnd(width)} nDCG@10  Recall@100  MRR@10   p50 ms   p95 ms`,
     ...Object.entries(r.modes).map(([m, s]) =>
-      `${m.padEnd(24)} ${s["ndcg@10"].toFixed(4)}   ${s["recall@100"].toFixed(4)}     ${s["mrr@10"].toFixed(4)}  ${s.p50_ms.toFixed(2).padStart(7)}  ${s.p95_ms.toFixed(2).padStart(7)}`
+      `${m.padEnd(width)} ${s["ndcg@10"].toFixed(4)}   ${s["recall@100"].toFixed(4)}     ${s["mrr@10"].toFixed(4)}  ${s.p50_ms.toFixed(2).padStart(7)}  ${s.p95_ms.toFixed(2).padStart(7)}`
     ),
-    ...Object.entries(r.skipped).map(([m, why]) => `${m.padEnd(24)} skipped: ${why}`),
+    ...Object.entries(r.skipped).map(([m, why]) => `${m.padEnd(width)} skipped: ${why}`),
     `ingest: ${r.ingest.seconds.toFixed(1)} s, ${r.ingest.docs_per_s.toFixed(1)} docs/s (embedding ${r.ingest.embed_seconds.toFixed(1)} s, writing ${r.ingest.write_seconds.toFixed(1)} s, index ${r.ingest.index_seconds.toFixed(1)} s); peak RSS ${r.peak_rss_mb} MB`
   ]
   return lines.join("\n")

@@ -152,7 +152,8 @@ const resolve = (defaults: Upload.UploadOptions, options: Upload.UploadOptions):
 /** The pages after `remove_headers`, with the document-wide trailer on the last page. */
 const finalUnits = (doc: Extracted, opts: CallOptions, warnings: Array<string>): Array<Upload.PageContent> => {
   let contents = doc.units.map((u) => u.content)
-  if (opts.removeHeaders && doc.format === "pdf") {
+  // header/footer removal is about text lines; an images_only page lists images, one per line
+  if (opts.removeHeaders && doc.format === "pdf" && !opts.imagesOnly) {
     const r = removeRepeatedLines(contents)
     contents = r.pages
     if (r.removed > 0) warnings.push(`remove_headers: ${r.removed} repeated header/footer line(s) removed`)

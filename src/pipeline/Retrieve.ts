@@ -8,7 +8,7 @@
  *   BM25 score on the title field (default 0.3);
  * - **pseudo-relevance feedback (RM3)**: the top `feedback.docs` hits of a first pass give
  *   `feedback.terms` expansion words weighted by their share of those hits (hits weighted by
- *   their normalised score); the second pass searches the original words with weight
+ *   a softmax of their BM25 scores, so the top hits dominate); the second pass searches the original words with weight
  *   `feedback.originalWeight` and the expansion with the rest.
  *
  * Dense retrieval needs an embedder; it is never implied: `mode: "vector" | "hybrid"` without
@@ -36,9 +36,9 @@ import {
 
 /** Pseudo-relevance feedback (RM3) settings. */
 export interface Feedback {
-  /** Feedback hits (default 5). */
+  /** Feedback hits (default 10). */
   readonly docs: number
-  /** Expansion words (default 10). */
+  /** Expansion words (default 20). */
   readonly terms: number
   /** Weight of the original query, 0..1 (default 0.7). */
   readonly originalWeight: number
@@ -53,7 +53,7 @@ export interface FullTextOptions {
 }
 
 /** The full-text settings used when none are given (chosen on SciFact, checked on a second collection). */
-export const defaultFeedback: Feedback = { docs: 5, terms: 10, originalWeight: 0.7 }
+export const defaultFeedback: Feedback = { docs: 10, terms: 20, originalWeight: 0.7 }
 
 /** The default extra title weight (chosen on SciFact, checked on a second collection). */
 export const defaultTitleBoost = 0.3

@@ -26,6 +26,7 @@ import * as OnnxEmbeddings from "../../engines/OnnxEmbeddings.js"
 import * as OnnxRerank from "../../engines/OnnxRerank.js"
 import * as UseLiteEmbeddings from "../../engines/UseLiteEmbeddings.js"
 import { sharedPath } from "../../internal/shared.js"
+import type * as Retrieve from "../../pipeline/Retrieve.js"
 import * as RagConfig from "../../RagConfig.js"
 import { defaultTextWeight } from "../../store/internal/fusion.js"
 import type { Fusion } from "../../store/VectorStore.js"
@@ -136,6 +137,28 @@ export const fusionSweep: ReadonlyArray<{ readonly name: string; readonly fusion
   "weighted:0.8",
   "weighted:0.9"
 ].map((name) => ({ name, fusion: parseFusion(name)! }))
+
+/**
+ * The full-text grid behind the defaults (`--fulltext-sweep` of `benchmarks/retrieval.ts`): title
+ * boost, then RM3 as `docs/terms/original weight`, around the default (title 0.3, RM3 10/20/0.7).
+ */
+export const fullTextSweep: ReadonlyArray<{ readonly name: string; readonly fullText: Retrieve.FullTextOptions }> = [
+  { name: "title 0.3", fullText: { titleBoost: 0.3, feedback: false } },
+  ...([
+    [5, 10, 0.7],
+    [10, 10, 0.7],
+    [5, 20, 0.7],
+    [10, 15, 0.7],
+    [10, 30, 0.7],
+    [10, 20, 0.6],
+    [10, 20, 0.8]
+  ] as const).map(([docs, terms, originalWeight]) => ({
+    name: `title 0.3 + rm3 ${docs}/${terms}/${originalWeight}`,
+    fullText: { titleBoost: 0.3, feedback: { docs, terms, originalWeight } }
+  })),
+  { name: "title 0.2 + rm3 10/20/0.7", fullText: { titleBoost: 0.2 } },
+  { name: "title 0.5 + rm3 10/20/0.7", fullText: { titleBoost: 0.5 } }
+]
 
 const dataset = Options.directory("dataset").pipe(
   Options.withDefault(process.env["EFFECT_RAG_BENCH_DATASET"] ?? sharedPath("bench", "scifact")),

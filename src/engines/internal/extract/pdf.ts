@@ -2,8 +2,10 @@
  * PDF with pdfjs-dist 4.10 (legacy build, Node 20): text per page in reading order, AcroForm
  * field values placed on their page, CJK through the cMaps that pdfjs-dist ships, broken xref
  * tables reconstructed by pdf.js, passwords, and optional OCR of pages that have no text layer
- * (rendered with @napi-rs/canvas).
+ * (rendered with @napi-rs/canvas), embedded raster images as PNG data URLs (`images_only`), and
+ * a title from the largest type at the top of page 1 when the document has no Info title.
  */
+import { createHash } from "node:crypto"
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
 import { recognize } from "./ocr.js"
@@ -88,6 +90,8 @@ export const extractPdf = async (data: Uint8Array, options: ExtractOptions): Pro
     standardFontDataUrl,
     password: options.password,
     isEvalSupported: false,
+    // decoded images come back as pixels (not ImageBitmaps), for images_only
+    isOffscreenCanvasSupported: false,
     useSystemFonts: false,
     disableFontFace: true,
     verbosity: 0
@@ -111,6 +115,7 @@ export const extractPdf = async (data: Uint8Array, options: ExtractOptions): Pro
       throw new ExtractFailure("limit_exceeded", `the PDF has ${doc.numPages} pages; the limit is ${limits.pdfPages}`)
     }
     const warnings: Array<string> = []
+    const str = (v: unknown) => (typeof v === "string" && v.trim() ? v.trim() : undefined)
     const meta = await doc.getMetadata().catch(() => undefined)
     const info = (meta?.info ?? {}) as { Title?: unknown; Subject?: unknown }
     const fields = ((await doc.getFieldObjects().catch(() => null)) ?? {}) as Record<string, ReadonlyArray<FieldObject>>
@@ -127,13 +132,29 @@ export const extractPdf = async (data: Uint8Array, options: ExtractOptions): Pro
       }
     }
     const units: Array<Unit> = []
+    if (options.imagesOnly) {
+      const images = await pageImages(doc, lib, warnings)
+      const all = [...new Set(images.flat())]
+      if (all.length === 0) warnings.push("images_only: the PDF has no embedded raster images")
+      return {
+        format: "pdf",
+        units: images.map((list, i) => ({ page: i + 1, content: list.join("\n") })),
+        images: all,
+        title: str(info.Title),
+        description: str(info.Subject),
+        warnings
+      }
+    }
     let ocrPages = 0
+    let titleGuess: string | undefined
     for (let n = 1; n <= doc.numPages; n++) {
       const page = await doc.getPage(n)
       let text = ""
       try {
         const content = await page.getTextContent()
-        text = pageText(content.items.filter((i): i is TextItem & typeof i => "str" in i))
+        const items = content.items.filter((i): i is TextItem & typeof i => "str" in i)
+        text = pageText(items)
+        if (n === 1) titleGuess = largestTypeTitle(items)
       } catch (e) {
         warnings.push(`page ${n}: text could not be read (${(e as Error).message})`)
       }
@@ -150,9 +171,7 @@ export const extractPdf = async (data: Uint8Array, options: ExtractOptions): Pro
       page.cleanup()
     }
     if (ocrPages > 0) warnings.push(`OCR read ${ocrPages} page(s) without a text layer`)
-    if (options.imagesOnly) warnings.push("images_only: embedded PDF images are not extracted by the local engine")
-    const str = (v: unknown) => (typeof v === "string" && v.trim() ? v.trim() : undefined)
-    return { format: "pdf", units, title: str(info.Title), description: str(info.Subject), warnings }
+    return { format: "pdf", units, title: str(info.Title) ?? titleGuess, description: str(info.Subject), warnings }
   } finally {
     await doc.destroy().catch(() => undefined)
   }
@@ -160,6 +179,149 @@ export const extractPdf = async (data: Uint8Array, options: ExtractOptions): Pro
 
 type PdfDoc = Awaited<ReturnType<PdfJs["getDocument"]>["promise"]>
 type PdfPage = Awaited<ReturnType<PdfDoc["getPage"]>>
+
+/**
+ * A title from page 1 when the Info dictionary has none: the first run of text set in the
+ * largest type on the page (at least 1.2 times the body size, so a page of uniform type has no
+ * title), as one line. Undefined when nothing qualifies.
+ */
+export const largestTypeTitle = (items: ReadonlyArray<TextItem>): string | undefined => {
+  const sized = items.filter((i) => i.str.trim() !== "").map((i) => ({ str: i.str, size: Math.abs(i.height || i.transform[3] || 0) }))
+  if (sized.length === 0) return undefined
+  const max = Math.max(...sized.map((i) => i.size))
+  // the body size: the size that carries the most characters
+  const bySize = new Map<number, number>()
+  for (const i of sized) bySize.set(Math.round(i.size), (bySize.get(Math.round(i.size)) ?? 0) + i.str.length)
+  const body = [...bySize.entries()].sort((a, b) => b[1] - a[1])[0]![0]
+  if (max < body * 1.2) return undefined
+  const parts: Array<string> = []
+  let started = false
+  for (const i of items) {
+    const size = Math.abs(i.height || i.transform[3] || 0)
+    if (i.str.trim() === "") {
+      if (started) parts.push(" ")
+      continue
+    }
+    if (size >= max * 0.9) {
+      started = true
+      parts.push(i.str)
+    } else if (started) break
+  }
+  const title = parts.join(" ").replace(/\s+/g, " ").replace(/(\p{L})- (\p{L})/gu, "$1$2").trim()
+  return /\p{L}{2}/u.test(title) && title.length <= 300 ? title : undefined
+}
+
+interface PdfImage {
+  readonly width: number
+  readonly height: number
+  /** pdf.js ImageKind: 1 grayscale 1 bit per pixel, 2 RGB, 3 RGBA. */
+  readonly kind: number
+  readonly data: Uint8Array | Uint8ClampedArray
+}
+
+/** Expands a pdf.js image to RGBA pixels; undefined for a layout we do not know. */
+const toRgba = (img: PdfImage): Uint8ClampedArray | undefined => {
+  const { width: w, height: h, kind, data } = img
+  const out = new Uint8ClampedArray(w * h * 4)
+  if (kind === 3 && data.length >= w * h * 4) out.set(data.subarray(0, w * h * 4))
+  else if (kind === 2 && data.length >= w * h * 3) {
+    for (let i = 0, j = 0; i < w * h; i++, j += 3) {
+      out[i * 4] = data[j]!
+      out[i * 4 + 1] = data[j + 1]!
+      out[i * 4 + 2] = data[j + 2]!
+      out[i * 4 + 3] = 255
+    }
+  } else if (kind === 1) {
+    const rowBytes = (w + 7) >> 3
+    if (data.length < rowBytes * h) return undefined
+    for (let y = 0; y < h; y++) {
+      for (let x = 0; x < w; x++) {
+        const v = (data[y * rowBytes + (x >> 3)]! >> (7 - (x & 7))) & 1 ? 255 : 0
+        const o = (y * w + x) * 4
+        out[o] = out[o + 1] = out[o + 2] = v
+        out[o + 3] = 255
+      }
+    }
+  } else return undefined
+  return out
+}
+
+/**
+ * An object of the page's store once pdf.js has decoded it (images arrive after the operator
+ * list); undefined when it does not within `ms`.
+ */
+const settled = (
+  objs: { get: (id: string, callback: (value: unknown) => void) => unknown },
+  id: string,
+  ms = 15_000
+): Promise<PdfImage | undefined> =>
+  new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(undefined), ms)
+    try {
+      objs.get(id, (value) => {
+        clearTimeout(timer)
+        resolve((value ?? undefined) as PdfImage | undefined)
+      })
+    } catch {
+      clearTimeout(timer)
+      resolve(undefined)
+    }
+  })
+
+/**
+ * The raster images each page paints (image XObjects and inline images; stencil masks are not
+ * pictures and are left out), decoded by pdf.js and re-encoded as PNG data URLs. An image used
+ * on several pages is encoded once. Bounded by {@link limits.images} and
+ * {@link limits.imageBytes}; what is left out is reported in `warnings`.
+ */
+const pageImages = async (doc: PdfDoc, lib: PdfJs, warnings: Array<string>): Promise<Array<Array<string>>> => {
+  const { createCanvas, ImageData } = await import("@napi-rs/canvas")
+  const byHash = new Map<string, string>()
+  let bytes = 0
+  let skipped = 0
+  const pages: Array<Array<string>> = []
+  for (let n = 1; n <= doc.numPages; n++) {
+    const page = await doc.getPage(n)
+    const urls: Array<string> = []
+    try {
+      const ops = await page.getOperatorList()
+      for (let i = 0; i < ops.fnArray.length; i++) {
+        const fn = ops.fnArray[i]
+        if (fn !== lib.OPS.paintImageXObject && fn !== lib.OPS.paintInlineImageXObject) continue
+        const arg = (ops.argsArray[i] as Array<unknown>)[0]
+        const img = typeof arg === "string"
+          ? await settled(arg.startsWith("g_") ? page.commonObjs : page.objs, arg)
+          : (arg as PdfImage | undefined)
+        if (!img || !img.data || img.width < 1 || img.height < 1) continue
+        const hash = createHash("sha1").update(img.data).update(`${img.width}x${img.height}:${img.kind}`).digest("hex")
+        let url = byHash.get(hash)
+        if (url === undefined) {
+          if (byHash.size >= limits.images || bytes + img.data.length > limits.imageBytes) {
+            skipped++
+            continue
+          }
+          const rgba = toRgba(img)
+          if (rgba === undefined) {
+            skipped++
+            continue
+          }
+          bytes += img.data.length
+          const canvas = createCanvas(img.width, img.height)
+          canvas.getContext("2d").putImageData(new ImageData(rgba, img.width, img.height), 0, 0)
+          url = `data:image/png;base64,${(await canvas.encode("png")).toString("base64")}`
+          byHash.set(hash, url)
+        }
+        if (!urls.includes(url)) urls.push(url)
+      }
+    } catch (e) {
+      warnings.push(`page ${n}: images could not be read (${(e as Error).message})`)
+    }
+    pages.push(urls)
+    page.cleanup()
+  }
+  if (skipped > 0) warnings.push(`images_only: ${skipped} image(s) left out (unknown pixel layout or over the limits)`)
+  return pages
+}
 
 /** Renders a page at 200 dpi to PNG for OCR; undefined when no canvas is available. */
 const renderPage = async (page: PdfPage, doc: PdfDoc): Promise<Uint8Array | undefined> => {

@@ -12,6 +12,7 @@ import { markdownTable } from "./markdown.js"
 import { mediaDataUrls } from "./ooxml.js"
 import { decodeText } from "./text.js"
 import { ExtractFailure, type Extracted, type ExtractOptions, limits, type Unit } from "./types.js"
+import { xlsImages } from "./xls-images.js"
 import { openZip } from "./zip.js"
 
 XLSX.set_cptable(cptable)
@@ -92,8 +93,6 @@ export const extractWorkbook = async (
         warnings: images.length === 0 ? ["images_only: the workbook has no embedded images"] : []
       }
     }
-  } else if (options.imagesOnly) {
-    return { format, units: [{ page: 1, content: "" }], images: [], warnings: ["images_only: images are not extracted from XLS files"] }
   }
   let wb: XLSX.WorkBook
   try {
@@ -109,6 +108,14 @@ export const extractWorkbook = async (
     throw new ExtractFailure("corrupt", `the workbook cannot be read: ${message}`)
   }
   const warnings: Array<string> = []
+  if (options.imagesOnly) {
+    // XLS (XLSX returned above): the workbook opened, so it is neither corrupt nor locked
+    const found = xlsImages(data)
+    if (found.encrypted) warnings.push("images_only: the workbook stream is encrypted, so its pictures cannot be read")
+    else if (found.images.length === 0) warnings.push("images_only: the workbook has no embedded images")
+    if (found.skipped > 0) warnings.push(`images_only: ${found.skipped} picture(s) left out (WMF/PICT metafiles, damaged or over the limits)`)
+    return { format, units: [{ page: 1, content: found.images.join("\n") }], images: found.images, warnings }
+  }
   const units = wb.SheetNames.map((name, i) => sheetUnit(wb.Sheets[name]!, name, i + 1, warnings))
   const props = wb.Props ?? {}
   return {

@@ -132,5 +132,9 @@ export const limits = {
   /** Characters of extracted text. */
   textChars: 200 * 1024 * 1024,
   /** Pixels of an image sent to OCR. */
-  ocrPixels: 50_000_000
+  ocrPixels: 50_000_000,
+  /** Distinct images extracted from one PDF or XLS (`images_only`). */
+  images: 1_000,
+  /** Bytes of the images extracted from one PDF (decoded pixels) or XLS (`images_only`). */
+  imageBytes: 512 * 1024 * 1024
 } as const
