@@ -128,8 +128,10 @@ export class TaskFailed extends Schema.TaggedError<TaskFailed>()("TaskFailed", {
 
 /**
  * A document could not be extracted. `reason` says why, so callers can tell an encrypted file
- * from a corrupt one. Produced by the local document engine; the remote client maps upload
- * error bodies to the HTTP error family instead.
+ * from a corrupt one. Produced by the local document engine, and by the remote client when an
+ * upload error body carries a known `reason` (this library's server sends one); another
+ * server's upload errors keep their HTTP error family (`processing_failed` for a 200 with
+ * `status: false`).
  */
 export class ExtractionError extends Schema.TaggedError<ExtractionError>()("ExtractionError", {
   /** The file name (never the full path of a temp file). */

@@ -47,3 +47,10 @@ export const make = Effect.map(ApiHttp, (http) =>
 
 /** The remote layer. */
 export const layer: Layer.Layer<Models, never, ApiHttp> = Layer.effect(Models, make)
+
+/**
+ * A fixed model list, for a server or a test that serves local engines (no remote call). The
+ * records are answered in the OpenAI shape, `object: "list"`.
+ */
+export const layerList = (data: ReadonlyArray<ModelRecord>): Layer.Layer<Models> =>
+  Layer.succeed(Models, Models.of({ list: Effect.succeed({ object: "list", data }) }))

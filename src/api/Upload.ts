@@ -77,10 +77,28 @@ export const PageContent = Schema.Struct({
 })
 export type PageContent = typeof PageContent.Type
 
+/** The reasons of {@link RagError.ExtractionError}. */
+const FailureReason = RagError.ExtractionError.fields.reason
+type FailureReason = typeof FailureReason.Type
+
+/**
+ * The `reason` extension of a failed result: the {@link RagError.ExtractionError} reason this
+ * library's server adds to `error`. Decoded tolerantly: a value that is not a known reason
+ * (another server, a newer reason) decodes as absent instead of failing the whole result.
+ */
+const ReasonField = Schema.optional(
+  Schema.transform(Schema.Unknown, Schema.UndefinedOr(FailureReason), {
+    strict: true,
+    decode: (u) => (Schema.is(FailureReason)(u) ? u : undefined),
+    encode: (reason) => reason
+  })
+)
+
 /**
  * The standard-mode result. `status`, `content`, `type` and `error` are the service's fields;
  * `pages` (with `page_based`) and `warnings` (options that could not act, e.g. vision without
- * a vision model) are extensions that a client of the spec can ignore.
+ * a vision model) are extensions that a client of the spec can ignore, and so is `reason`
+ * (on a failed result from this library's server: why, as an ExtractionError reason).
  */
 export const StandardResult = Schema.Struct({
   status: Schema.Boolean,
@@ -88,7 +106,8 @@ export const StandardResult = Schema.Struct({
   type: Schema.String,
   error: Schema.optionalWith(Schema.String, { default: () => "" }),
   pages: Schema.optional(Schema.Array(PageContent)),
-  warnings: Schema.optional(Schema.Array(Schema.String))
+  warnings: Schema.optional(Schema.Array(Schema.String)),
+  reason: ReasonField
 })
 export type StandardResult = typeof StandardResult.Type
 
@@ -108,7 +127,10 @@ export const DocumentMetadata = Schema.Struct({
 })
 export type DocumentMetadata = typeof DocumentMetadata.Type
 
-/** The embeddings-mode result, exactly the service's shape. */
+/**
+ * The embeddings-mode result: the service's shape, plus the `warnings` and `reason`
+ * extensions of {@link StandardResult}.
+ */
 export const EmbeddingsResult = Schema.Struct({
   id: Schema.String,
   object: Schema.String,
@@ -128,7 +150,8 @@ export const EmbeddingsResult = Schema.Struct({
   }),
   type: Schema.String,
   error: Schema.optionalWith(Schema.String, { default: () => "" }),
-  warnings: Schema.optional(Schema.Array(Schema.String))
+  warnings: Schema.optional(Schema.Array(Schema.String)),
+  reason: ReasonField
 })
 export type EmbeddingsResult = typeof EmbeddingsResult.Type
 
@@ -204,13 +227,32 @@ export const toFormData = (
   return form
 }
 
-/** A 200 whose body says `status: false` is a failure reported by the service. */
-const failedResult = (endpoint: string, file: UploadFile, error: string) =>
+/**
+ * A 200 whose body says `status: false` (`data.success: false` in embeddings mode) is a
+ * failure reported by the service: an ExtractionError with the body's `reason` when it carries
+ * a known one (this library's server does), else `processing_failed`.
+ */
+const failedResult = (
+  endpoint: string,
+  file: UploadFile,
+  result: { readonly error: string; readonly reason?: FailureReason | undefined }
+) =>
   new RagError.ExtractionError({
     file: file.name,
-    reason: "processing_failed",
-    message: `${endpoint}: the service could not process ${file.name}: ${error || "no reason given"}`
+    reason: result.reason ?? "processing_failed",
+    message: `${endpoint}: the service could not process ${file.name}: ${result.error || "no reason given"}`
   })
+
+/**
+ * An error status (400, 413, 500) whose upload error body carries a known `reason` (this
+ * library's server sends one) is that ExtractionError; any other error stays what it is.
+ */
+const extractionFailure = (endpoint: string, file: UploadFile, e: RagError.ApiError): UploadError => {
+  const code = "code" in e ? e.code : undefined
+  return (e._tag === "BadRequest" || e._tag === "PayloadTooLarge" || e._tag === "ServerError") && Schema.is(FailureReason)(code)
+    ? new RagError.ExtractionError({ file: file.name, reason: code, message: e.message })
+    : e
+}
 
 // =============================================================================
 // Remote layer
@@ -249,24 +291,24 @@ export const make = Effect.gen(function*() {
           body: { _tag: "FormData", value: toFormData(file, options, extractMode) }
         },
         schema
-      )
+      ).pipe(Effect.mapError((e) => extractionFailure(endpoint, file, e)))
     })
 
   const extract = (file: UploadFile, options: UploadOptions = {}) =>
     send("POST /upload", "upload", "/upload", file, options, undefined, StandardResult).pipe(
-      Effect.filterOrFail((r) => r.status, (r) => failedResult("POST /upload", file, r.error)),
+      Effect.filterOrFail((r) => r.status, (r) => failedResult("POST /upload", file, r)),
       Effect.withSpan("Upload.extract", { attributes: { file: file.name } })
     )
 
   const extractChunks = (file: UploadFile, options: UploadOptions = {}) =>
     send("POST /upload", "upload", "/upload", file, options, "embeddings", EmbeddingsResult).pipe(
-      Effect.filterOrFail((r) => r.data.success, (r) => failedResult("POST /upload", file, r.error)),
+      Effect.filterOrFail((r) => r.data.success, (r) => failedResult("POST /upload", file, r)),
       Effect.withSpan("Upload.extractChunks", { attributes: { file: file.name } })
     )
 
   const files = (file: UploadFile, options: UploadOptions = {}) =>
     send("POST /v1/files", "base", "/v1/files", file, options, undefined, StandardResult).pipe(
-      Effect.filterOrFail((r) => r.status, (r) => failedResult("POST /v1/files", file, r.error)),
+      Effect.filterOrFail((r) => r.status, (r) => failedResult("POST /v1/files", file, r)),
       Effect.withSpan("Upload.files", { attributes: { file: file.name } })
     )
 

@@ -20,6 +20,7 @@ import * as extract from "./commands/extract.js"
 import * as ingest from "./commands/ingest.js"
 import * as models from "./commands/models.js"
 import * as query from "./commands/query.js"
+import * as serve from "./commands/serve.js"
 import * as web from "./commands/web.js"
 
 const version = (): string => {
@@ -42,7 +43,8 @@ const root = Command.make("effect-rag").pipe(
     web.scrapeCommand,
     web.crawlCommand,
     web.mapCommand,
-    bench.command
+    bench.command,
+    serve.command
   ])
 )
 

@@ -1,5 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { runCli } from "../support/cli.js"
 import { startServer, testKey } from "../support/server.js"
 
@@ -39,6 +42,19 @@ describe("effect-rag CLI", () => {
       expect(result.code).toBe(1)
       expect(result.stderr).toContain("Unauthorized")
       expect(result.stdout + result.stderr).not.toContain(testKey)
+    }))
+
+  it.scopedLive("models reads baseUrl and apiKey from --config FILE", () =>
+    Effect.gen(function*() {
+      const server = yield* startServer(() => ({ json: list }))
+      const dir = mkdtempSync(join(tmpdir(), "effect-rag-models-config-"))
+      yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
+      const file = join(dir, "config.json")
+      writeFileSync(file, JSON.stringify({ baseUrl: server.url, apiKey: testKey }))
+      const result = yield* Effect.promise(() => runCli(["models", "--json", "--config", file]))
+      expect(result.code).toBe(0)
+      expect(JSON.parse(result.stdout)).toEqual(list)
+      expect(server.received[0]?.headers.authorization).toBe(`Bearer ${testKey}`)
     }))
 
   it.live("--version, --help and a missing key", () =>

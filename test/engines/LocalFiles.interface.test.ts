@@ -1,16 +1,16 @@
 /**
  * The remote `Upload.layer` and `LocalFiles.layer` provide one interface: the same program runs
- * over either layer. Here the remote client talks to a loopback stub whose `/upload` route
- * answers with this engine's results (a minimal stand-in for the later server), and both
- * layers give the same decoded results.
+ * over either layer. Here the remote client talks, over real HTTP on loopback, to our own
+ * server (`Server.layer`) serving this engine, and both layers give the same decoded results.
  */
+import { FetchHttpClient, HttpClient } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Schema } from "effect"
-import { HttpClient, HttpClientResponse } from "@effect/platform"
 import * as ApiHttp from "../../src/api/internal/ApiHttp.js"
-import * as RagConfig from "../../src/RagConfig.js"
 import * as Upload from "../../src/api/Upload.js"
 import * as LocalFiles from "../../src/engines/LocalFiles.js"
+import * as RagConfig from "../../src/RagConfig.js"
+import * as Server from "../../src/server/Server.js"
 import { fixtureFile } from "./fixtures.js"
 
 // both layers are values of one type: the Upload service, differing only in what they need
@@ -28,34 +28,15 @@ const program = (file: Upload.UploadFile) =>
     return { standard, chunks }
   })
 
-/**
- * An HttpClient whose `/upload` runs the local engine on the multipart body (a stand-in for
- * the later server; the real transport is exercised by the API client's own tests).
- */
-const engineClient = (local: Upload.Service, seen: Array<string>) =>
-  Layer.succeed(
+/** The client's transport (Node's fetch, as `ApiHttp.layer` uses), recording the paths it sends to. */
+const recordingClient = (seen: Array<string>) =>
+  Layer.effect(
     HttpClient.HttpClient,
-    HttpClient.make((request) =>
-      Effect.promise(async () => {
-        seen.push(new URL(request.url).pathname)
-        const body = request.body
-        if (body._tag !== "FormData") throw new Error(`unexpected body ${body._tag}`)
-        const form = body.formData
-        const part = form.get("file") as File
-        const file: Upload.UploadFile = { name: part.name, data: new Uint8Array(await part.arrayBuffer()) }
-        const options = Object.fromEntries(
-          Upload.booleanFields.flatMap((f) => (form.has(f) ? [[f, form.get(f) === "true"]] : []))
-        ) as Upload.UploadOptions
-        const run: Effect.Effect<unknown, Upload.UploadError> =
-          form.get("extract_mode") === "embeddings" ? local.extractChunks(file, options) : local.extract(file, options)
-        const result = await Effect.runPromise(Effect.either(run))
-        const [status, json] = result._tag === "Right"
-          ? [200, result.right]
-          : [500, { status: false, content: "", type: "error", error: result.left.message }]
-        return HttpClientResponse.fromWeb(request, new Response(JSON.stringify(json), { status, headers: { "content-type": "application/json" } }))
-      })
+    Effect.map(
+      HttpClient.HttpClient,
+      HttpClient.tapRequest((request) => Effect.sync(() => seen.push(new URL(request.url).pathname)))
     )
-  )
+  ).pipe(Layer.provide(FetchHttpClient.layer))
 
 describe("one interface", () => {
   it("both layers have the Upload service's type", () => {
@@ -63,13 +44,15 @@ describe("one interface", () => {
     for (const l of layers) expect(Layer.isLayer(l)).toBe(true)
   })
 
-  it.scoped("the same program gives the same results over the local and the remote layer", () =>
+  it.scopedLive("the same program gives the same results over the local and the remote layer", () =>
     Effect.gen(function*() {
-      const local = yield* Effect.provide(Upload.Upload, LocalFiles.layer({ isolation: "inline" }))
+      // our server, on a free loopback port, serving the local engine
+      const server = yield* Layer.build(Server.layer({ port: 0 }).pipe(Layer.provide(LocalFiles.layer({ isolation: "inline" }))))
+      const url = yield* Effect.provide(Server.baseUrl, server)
       const seen: Array<string> = []
       const remote = Upload.layer.pipe(
         Layer.provide(ApiHttp.layerWithoutHttpClient),
-        Layer.provide(Layer.merge(engineClient(local, seen), RagConfig.layer({ apiKey: "sk-test", baseUrl: "http://127.0.0.1:9" })))
+        Layer.provide(Layer.merge(recordingClient(seen), RagConfig.layer({ apiKey: "sk-test", baseUrl: url, uploadUrl: url })))
       )
       const file = fixtureFile("json/us_presidents.json")
       const viaLocal = yield* Effect.provide(program(file), LocalFiles.layer({ isolation: "inline" }))

@@ -16,8 +16,9 @@ const str = (u: unknown): string | undefined => (typeof u === "string" ? u : und
 
 /**
  * Reads `{"error": {"message", "type", "code"}}`, `{"error": "text"}`, `{"message": "text"}`
- * and the upload error body `{"status": false, "type": "error", "error": "text"}`. Anything
- * else becomes its raw text, shortened.
+ * and the upload error body `{"status": false, "type": "error", "error": "text"}` (whose
+ * `reason`, when present, is returned as the code). Anything else becomes its raw text,
+ * shortened.
  */
 export const parseErrorBody = (text: string, fallback: string): ErrorBody => {
   let json: unknown
@@ -39,7 +40,10 @@ export const parseErrorBody = (text: string, fallback: string): ErrorBody => {
         code: typeof code === "string" ? code : typeof code === "number" ? String(code) : code === null ? null : undefined
       }
     }
-    if (typeof error === "string" && error !== "") return { message: error }
+    // the upload error body; `reason` (an extension of this library's server) becomes the code
+    if (typeof error === "string" && error !== "") {
+      return typeof o["reason"] === "string" ? { message: error, code: o["reason"] } : { message: error }
+    }
     const message = str(o["message"]) ?? str(o["detail"]) ?? str(o["status_msg"])
     if (message !== undefined && message !== "") return { message }
   }

@@ -4,8 +4,11 @@
  * @since 0.1.0
  */
 import { Command, Options } from "@effect/cli"
-import { Console, Effect } from "effect"
+import { Console, Effect, Layer } from "effect"
+import * as ApiHttp from "../../api/internal/ApiHttp.js"
 import * as Models from "../../api/Models.js"
+import * as RagConfig from "../../RagConfig.js"
+import * as Shared from "../options.js"
 
 const json = Options.boolean("json").pipe(Options.withDescription("print the model list as JSON"))
 
@@ -18,10 +21,16 @@ export const formatTable = (list: Models.ModelList): string => {
   return [line(header), ...rows.map(line)].join("\n")
 }
 
-/** The `models` command; needs the `Models` service. */
-export const command = Command.make("models", { json }, ({ json }) =>
+/**
+ * The `models` command. The remote layer is built inside the command, after `--config` (or
+ * `./effect-rag.config.json`) is applied, so the file's `baseUrl` and `apiKey` count.
+ */
+export const command = Command.make("models", { json, config: Shared.config }, ({ config, json }) =>
   Effect.gen(function*() {
     const models = yield* Models.Models
     const list = yield* models.list
     yield* Console.log(json ? JSON.stringify(list, null, 2) : formatTable(list))
-  })).pipe(Command.withDescription("List the models of the configured service (GET /v1/models)."))
+  }).pipe(
+    Effect.provide(Models.layer.pipe(Layer.provide(ApiHttp.layer), Layer.provide(RagConfig.layerConfig))),
+    Shared.withConfigFile(config)
+  )).pipe(Command.withDescription("List the models of the configured service (GET /v1/models)."))

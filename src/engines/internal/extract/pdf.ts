@@ -84,7 +84,8 @@ export const extractPdf = async (data: Uint8Array, options: ExtractOptions): Pro
   const lib = await load()
   const { cMapUrl, standardFontDataUrl } = assets()
   const task = lib.getDocument({
-    data: data.slice(), // pdf.js takes ownership of (detaches) the buffer
+    // a plain copy: pdf.js takes ownership of (detaches) the buffer, and refuses a Node Buffer
+    data: new Uint8Array(data),
     cMapUrl,
     cMapPacked: true,
     standardFontDataUrl,

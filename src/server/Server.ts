@@ -1,0 +1,114 @@
+/**
+ * The self-hosted server: the API of `../shared/spec/service-api.md`, on the wire of
+ * `wire-conventions.md`, served from whatever services it is given. With the local layers
+ * (`LocalFiles`, `LocalWeb`, a local embedder or reranker) it needs no key and no network; with
+ * the remote layers it is a gateway. The remote client of this library talks to it unchanged.
+ *
+ * Every route looks its service up with `Effect.serviceOption`, so the server requires no
+ * service: an endpoint whose service was not provided answers 501 with the wire error body.
+ *
+ * ```ts
+ * const server = Server.layer({ port: 8080 }).pipe(
+ *   Layer.provide(Layer.mergeAll(LocalFiles.layer(), LocalWeb.layer()))
+ * )
+ * Layer.launch(server).pipe(NodeRuntime.runMain)
+ * ```
+ *
+ * @since 0.1.0
+ */
+import { HttpMiddleware, HttpRouter, HttpServer, HttpServerRequest } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Effect, Layer, Redacted } from "effect"
+import { timingSafeEqual } from "node:crypto"
+import { createServer } from "node:http"
+import { errorResponse } from "./internal/wire.js"
+import * as GenerativeRoutes from "./routes/generative.js"
+import * as ModelRoutes from "./routes/models.js"
+import * as UploadRoutes from "./routes/upload.js"
+import * as WebRoutes from "./routes/web.js"
+
+/** Options of the server. */
+export interface Options {
+  /**
+   * When set, every request must carry `Authorization: Bearer <key>` (else 401). Unset: the
+   * server is open, which is only wise on loopback.
+   */
+  readonly apiKey?: Redacted.Redacted<string> | undefined
+}
+
+/** Options of {@link layer}. */
+export interface ListenOptions extends Options {
+  /** Default `127.0.0.1`. */
+  readonly host?: string | undefined
+  /** Default 8080; 0 picks a free port. */
+  readonly port?: number | undefined
+  /** Log one line per request (method, path, status, time) through Effect's logger. Default false. */
+  readonly logRequests?: boolean | undefined
+}
+
+const sameKey = (given: string, expected: string): boolean => {
+  const a = Buffer.from(given)
+  const b = Buffer.from(expected)
+  return a.length === b.length && timingSafeEqual(a, b)
+}
+
+/** Refuses requests without the configured key (the key never appears in a response). */
+const authenticate = (apiKey: Redacted.Redacted<string> | undefined) =>
+  HttpMiddleware.make((app) =>
+    Effect.gen(function*() {
+      if (apiKey === undefined) return yield* app
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const header = request.headers["authorization"] ?? ""
+      const match = /^Bearer\s+(.+)$/i.exec(header)
+      if (match === null || !sameKey(match[1]!.trim(), Redacted.value(apiKey))) {
+        return errorResponse({
+          status: 401,
+          message: match === null ? "missing API key: send Authorization: Bearer <key>" : "invalid API key",
+          type: "authentication_error",
+          code: "invalid_api_key"
+        })
+      }
+      return yield* app
+    })
+  )
+
+/** Every route of the API. */
+export const router = HttpRouter.empty.pipe(
+  HttpRouter.concat(ModelRoutes.routes),
+  HttpRouter.concat(UploadRoutes.routes),
+  HttpRouter.concat(WebRoutes.routes),
+  HttpRouter.concat(GenerativeRoutes.routes)
+)
+
+/** Anything else: a 404 in the wire error body. */
+const notFound = Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
+  errorResponse({
+    status: 404,
+    message: `no route for ${request.method} ${new URL(request.url, "http://x").pathname}`,
+    type: "not_found_error",
+    code: null
+  }))
+
+/** The HTTP app: the routes, key check, and wire-format 404s. */
+export const app = (options: Options = {}) =>
+  router.pipe(HttpRouter.all("*", notFound), authenticate(options.apiKey))
+
+/** Serves {@link app} on a Node HTTP server in the layer's scope. */
+export const layer = (options: ListenOptions = {}) =>
+  (options.logRequests ? HttpServer.serve(app(options), HttpMiddleware.logger) : HttpServer.serve(app(options))).pipe(
+    HttpServer.withLogAddress,
+    // the HttpServer stays in the output, so callers can read the bound address (`baseUrl`)
+    Layer.provideMerge(NodeHttpServer.layer(() => createServer(), {
+      host: options.host ?? "127.0.0.1",
+      port: options.port ?? 8080
+    }))
+  )
+
+/** The address a running server listens on, as a base URL (for tests and logs). */
+export const baseUrl = HttpServer.addressWith((address) =>
+  Effect.succeed(
+    address._tag === "TcpAddress"
+      ? `http://${address.hostname.includes(":") ? `[${address.hostname}]` : address.hostname}:${address.port}`
+      : `unix://${address.path}`
+  )
+)

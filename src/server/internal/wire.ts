@@ -1,0 +1,127 @@
+/**
+ * The server side of the wire conventions (`../shared/spec/wire-conventions.md`): typed errors
+ * to status codes and error bodies, request bodies decoded against the client's own schemas, and
+ * responses encoded with them. It is the inverse of `src/api/internal/errors.ts`: whatever the
+ * server sends, the client reads back as the same tagged error.
+ */
+import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { type Context, Duration, Effect, Option, type ParseResult, Schema } from "effect"
+import { issuePath } from "../../api/internal/errors.js"
+import * as RagError from "../../RagError.js"
+
+/** A wire error: status, body and extra headers. */
+export interface WireError {
+  readonly status: number
+  readonly message: string
+  readonly type: string
+  readonly code: string | null
+  readonly headers?: Record<string, string>
+}
+
+/** The error body every endpoint but upload uses. */
+export const errorBody = (e: WireError) => ({ error: { message: e.message, type: e.type, code: e.code } })
+
+/** The response for a wire error. */
+export const errorResponse = (e: WireError): HttpServerResponse.HttpServerResponse =>
+  HttpServerResponse.unsafeJson(errorBody(e), { status: e.status, headers: e.headers ?? {} })
+
+/** A 400 for a request that does not decode, naming the field. */
+export const badRequest = (endpoint: string, error: ParseResult.ParseError): WireError => {
+  const { message, path } = issuePath(error)
+  return {
+    status: 400,
+    message: `${endpoint}: invalid request at ${path === "" ? "<root>" : path}: ${message}`,
+    type: "invalid_request_error",
+    code: "invalid_request"
+  }
+}
+
+/** A 501 for an endpoint this server has no engine for. */
+export const notServed = (endpoint: string, what: string): WireError => ({
+  status: 501,
+  message: `${endpoint}: this server has no ${what} configured`,
+  type: "not_implemented",
+  code: "not_configured"
+})
+
+/**
+ * Maps a typed error of a service to the status its family has on the wire. Errors of an
+ * upstream service (the server proxying a remote API) keep their family: a 429 stays a 429 with
+ * its `Retry-After`; an upstream 5xx or transport failure is a 502 (504 for a time-out).
+ */
+export const fromError = (e: RagError.ApiError | RagError.ExtractionError | RagError.TaskFailed): WireError => {
+  const code = "code" in e && typeof e.code === "string" ? e.code : null
+  const type = (fallback: string) => ("type" in e && typeof e.type === "string" ? e.type : fallback)
+  switch (e._tag) {
+    case "BadRequest":
+      return { status: 400, message: e.message, type: type("invalid_request_error"), code }
+    case "InvalidRequest":
+      return { status: 400, message: e.message, type: "invalid_request_error", code: e.path === "" ? null : e.path }
+    case "Unauthorized":
+      return { status: 401, message: e.message, type: type("authentication_error"), code }
+    case "PaymentRequired":
+      return { status: 402, message: e.message, type: type("payment_required"), code }
+    case "NotFound":
+      return { status: 404, message: e.message, type: type("not_found_error"), code }
+    case "PayloadTooLarge":
+      return { status: 413, message: e.message, type: type("payload_too_large"), code }
+    case "RateLimited": {
+      const after = e.retryAfter === undefined ? undefined : Math.ceil(Duration.toMillis(e.retryAfter) / 1000)
+      return {
+        status: 429,
+        message: e.message,
+        type: type("rate_limit_error"),
+        code,
+        ...(after === undefined ? {} : { headers: { "retry-after": String(after) } })
+      }
+    }
+    case "ServerError":
+    case "UnexpectedStatus":
+    case "DecodeError":
+      return { status: 502, message: e.message, type: "upstream_error", code: null }
+    case "TransportError":
+      return { status: e.reason === "timeout" ? 504 : 502, message: e.message, type: "upstream_error", code: e.reason }
+    case "ConfigurationError":
+      return { status: 501, message: e.message, type: "not_implemented", code: "not_configured" }
+    case "TaskFailed":
+      return { status: 500, message: e.message, type: "task_failed", code: e.status }
+    case "ExtractionError":
+      return e.reason === "too_large"
+        ? { status: 413, message: e.message, type: "payload_too_large", code: e.reason }
+        : { status: 422, message: e.message, type: "extraction_error", code: e.reason }
+  }
+}
+
+/** Reads a JSON request body against a schema; a body that does not decode is a 400. */
+export const jsonBody = <A, I>(endpoint: string, schema: Schema.Schema<A, I>) =>
+  HttpServerRequest.HttpServerRequest.pipe(
+    Effect.flatMap((request) => request.json),
+    Effect.mapError((): WireError => ({
+      status: 400,
+      message: `${endpoint}: the body is not JSON`,
+      type: "invalid_request_error",
+      code: "invalid_json"
+    })),
+    Effect.flatMap((json) => Schema.decodeUnknown(schema)(json).pipe(Effect.mapError((e) => badRequest(endpoint, e))))
+  )
+
+/** A JSON response encoded with the response schema. */
+export const jsonResponse = <A, I>(schema: Schema.Schema<A, I>, value: A, status = 200) =>
+  Schema.encode(schema)(value).pipe(
+    Effect.orDie, // our own values always encode; a failure here is a bug
+    Effect.map((body) => HttpServerResponse.unsafeJson(body, { status }))
+  )
+
+/** Runs a handler whose failures are wire errors, answering them in the error body. */
+export const handle = <R>(
+  effect: Effect.Effect<HttpServerResponse.HttpServerResponse, WireError, R>
+): Effect.Effect<HttpServerResponse.HttpServerResponse, never, R> =>
+  Effect.catchAll(effect, (e) => Effect.succeed(errorResponse(e)))
+
+/** The service of the Tag, or a 501 saying this server has none (no Tag requirement: the server serves what it was given). */
+export const service = <I, S>(tag: Context.Tag<I, S>, endpoint: string, what: string) =>
+  Effect.flatMap(Effect.serviceOption(tag), (service) =>
+    Option.match(service, {
+      onNone: () => Effect.fail(notServed(endpoint, what)),
+      onSome: (s) => Effect.succeed(s)
+    }))

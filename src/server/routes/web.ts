@@ -1,0 +1,304 @@
+/**
+ * The web operations (crawl, crawl status, cancel, map, scrape) and AI search, served by
+ * whatever `Web` and `Search` services the server was given, in both routings of the client's
+ * route table (`src/api/internal/routes.ts`), at once:
+ *
+ * - `firecrawl`: `POST /v1/crawl`, `GET /v1/crawl/:id`, `DELETE /v1/crawl/:id`, `POST /v1/map`,
+ *   `POST /v1/scrape`, and AI search as `POST /v1/web` with `{model, params}`;
+ * - `single`: `POST /v1/web` with an `operation` field (`crawl_start`, `crawl_status`,
+ *   `crawl_cancel`, `map`, `scrape`, `search`) merged at the top level with the operation's
+ *   fields. A body without `operation` that has `model` or `params` is AI search.
+ *
+ * Bodies are decoded with the client's own request schemas (a 400 names the field), responses
+ * encoded with its response schemas, and typed errors answered with the status of their family
+ * (an unknown crawl id is a 404). A service the server has none of answers 501.
+ *
+ * ## Crawl pagination
+ *
+ * The engine's `next` value never reaches the client as it is. The server rewrites it into a
+ * link of its own, the status URL of the job on this server with the batch in the query:
+ *
+ * - `{origin}/v1/crawl/{id}?skip={n}` for a cursor of the local engine
+ *   (`local://crawl/{id}?skip={n}`);
+ * - `{origin}/v1/crawl/{id}?cursor={engine next, URL-encoded}` for any other engine's cursor,
+ *   which is handed back to that engine's `crawlStatus` as it is.
+ *
+ * `{origin}` is `http(s)://` + the request's `Host` header (`https` when `X-Forwarded-Proto`
+ * says so), or the server's bound address when the request has no usable `Host`, so the link
+ * has the origin the client used and the client sends its key to it. In `firecrawl` routing
+ * the client `GET`s that link as given; in `single` routing it sends it back as the opaque
+ * `next` of a `crawl_status` envelope, and the server reads the same query from it (the link
+ * must be the status URL of the envelope's `id`).
+ *
+ * The crawl start response's `url` is the job's status URL on this server.
+ */
+import { HttpRouter, HttpServer, HttpServerRequest } from "@effect/platform"
+import { Effect, Option, Schema } from "effect"
+import { endpointOf, singlePath, type WebOperation, webRoutes } from "../../api/internal/routes.js"
+import * as Search from "../../api/Search.js"
+import * as Web from "../../api/Web.js"
+import { nextCursor, parseCursor } from "../../engines/LocalWeb.js"
+import type { WebRouting } from "../../RagConfig.js"
+import { badRequest, fromError, handle, jsonBody, jsonResponse, service, type WireError } from "../internal/wire.js"
+
+const webEngine = "web engine"
+const searchEngine = "AI search service"
+
+// =============================================================================
+// Request fields
+// =============================================================================
+
+/**
+ * Where an operation's fields come from: the request body (`firecrawl` routing) or the
+ * `single` envelope, already read. Either way a value that does not decode is a 400.
+ */
+type Fields = <A, I>(
+  endpoint: string,
+  schema: Schema.Schema<A, I>
+) => Effect.Effect<A, WireError, HttpServerRequest.HttpServerRequest>
+
+/** The fields of a `firecrawl` request: its JSON body. */
+const fromBody: Fields = (endpoint, schema) => jsonBody(endpoint, schema)
+
+/** The fields of a `single` request: the envelope, whose `operation` field is ignored. */
+const fromEnvelope = (json: unknown): Fields => (endpoint, schema) =>
+  Schema.decodeUnknown(schema)(json).pipe(Effect.mapError((e) => badRequest(endpoint, e)))
+
+/** A 400 naming the field, worded as {@link badRequest} words a schema failure. */
+const invalid = (endpoint: string, path: string, message: string): WireError => ({
+  status: 400,
+  message: `${endpoint}: invalid request at ${path}: ${message}`,
+  type: "invalid_request_error",
+  code: "invalid_request"
+})
+
+/** The `single` envelope of a crawl status request. */
+const StatusEnvelope = Schema.Struct({
+  /** The crawl job id. */
+  id: Schema.String,
+  /** The `next` value of a previous status response of this server. */
+  next: Schema.optional(Schema.String)
+})
+
+/** The `single` envelope of a crawl cancel request. */
+const CancelEnvelope = Schema.Struct({
+  /** The crawl job id. */
+  id: Schema.String
+})
+
+// =============================================================================
+// Crawl batches and links
+// =============================================================================
+
+/** Which batch of a crawl job a status request asks for: the query of a `next` link. */
+const Batch = Schema.Struct({
+  /** Pages to skip (the local engine's cursor). */
+  skip: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative())),
+  /** Another engine's cursor, handed back to it as it is. */
+  cursor: Schema.optional(Schema.String.pipe(Schema.minLength(1)))
+})
+type Batch = typeof Batch.Type
+
+/** What the engine's `crawlStatus` is given for a batch of job `id`. */
+const engineCursor = (id: string, batch: Batch): string => {
+  if (batch.cursor !== undefined) return batch.cursor
+  return batch.skip !== undefined && batch.skip > 0 ? nextCursor(id, batch.skip) : id
+}
+
+/** The path of job `id` on this server (from the route table). */
+const statusPath = (id: string): string => webRoutes.crawlStatus.firecrawl.path.replace("{id}", encodeURIComponent(id))
+
+/** This server's `next` link for the engine's `next` value of job `id`. */
+const nextLink = (origin: string, id: string, engineNext: string): string => {
+  const local = parseCursor(engineNext)
+  const query = nextCursor(local.id, local.skip) === engineNext && local.id === id
+    ? `skip=${local.skip}`
+    : `cursor=${encodeURIComponent(engineNext)}`
+  return `${origin}${statusPath(id)}?${query}`
+}
+
+/** Reads the batch out of a `next` link this server issued for job `id` (`single` routing). */
+const batchOfNext = (endpoint: string, id: string, next: string): Effect.Effect<Batch, WireError> =>
+  Effect.gen(function*() {
+    const url = yield* Effect.try({
+      try: () => new URL(next, "http://server.invalid"),
+      catch: () => invalid(endpoint, "next", "not a link this server issued")
+    })
+    if (url.pathname !== statusPath(id)) {
+      return yield* Effect.fail(invalid(endpoint, "next", `not a link of crawl ${id}`))
+    }
+    return yield* Schema.decodeUnknown(Batch)(HttpServerRequest.searchParamsFromURL(url)).pipe(
+      Effect.mapError((e) => badRequest(endpoint, e))
+    )
+  })
+
+/** Reads which batch a status request asks for (from the query, or from the envelope's `next`). */
+type BatchOf = (endpoint: string) => Effect.Effect<Batch, WireError, HttpServerRequest.ParsedSearchParams>
+
+/** The batch asked for by the query of a `GET /v1/crawl/:id` (`firecrawl` routing). */
+const batchOfQuery: BatchOf = (endpoint) =>
+  HttpServerRequest.schemaSearchParams(Batch).pipe(Effect.mapError((e) => badRequest(endpoint, e)))
+
+/** A host (name, IPv4 or bracketed IPv6) with an optional port: a `Host` header fit for a link. */
+const hostPattern = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/
+
+/**
+ * The origin the client reached this server at: the `Host` header (and `X-Forwarded-Proto`),
+ * else the bound TCP address; `""` (links relative to the client's host) when neither is usable.
+ */
+const origin: Effect.Effect<string, never, HttpServerRequest.HttpServerRequest> = Effect.gen(function*() {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const forwarded = (request.headers["x-forwarded-proto"] ?? "").split(",")[0]!.trim().toLowerCase()
+  const scheme = forwarded === "https" ? "https" : "http"
+  const host = request.headers["host"]
+  if (host !== undefined && hostPattern.test(host)) return `${scheme}://${host}`
+  const server = yield* Effect.serviceOption(HttpServer.HttpServer)
+  if (Option.isNone(server) || server.value.address._tag !== "TcpAddress") return ""
+  const { hostname, port } = server.value.address
+  if (hostname === "0.0.0.0" || hostname === "::") return "" // not an address a client can use
+  return `http://${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`
+})
+
+// =============================================================================
+// Operations (shared by both routings)
+// =============================================================================
+
+const crawlStart = (routing: WebRouting, fields: Fields) =>
+  Effect.gen(function*() {
+    const endpoint = endpointOf(routing, "crawlStart")
+    const web = yield* service(Web.Web, endpoint, webEngine)
+    const request = yield* fields(endpoint, Web.CrawlRequest)
+    const started = yield* web.crawl(request).pipe(Effect.mapError(fromError))
+    const base = yield* origin
+    return yield* jsonResponse(Web.CrawlStarted, { ...started, url: `${base}${statusPath(started.id)}` })
+  })
+
+const crawlStatus = (routing: WebRouting, id: string, batch: BatchOf) =>
+  Effect.gen(function*() {
+    const endpoint = endpointOf(routing, "crawlStatus")
+    const web = yield* service(Web.Web, endpoint, webEngine)
+    const cursor = engineCursor(id, yield* batch(endpoint))
+    const job = yield* web.crawlStatus(cursor).pipe(Effect.mapError(fromError))
+    const base = yield* origin
+    const next = job.next === null || job.next === "" ? null : nextLink(base, id, job.next)
+    return yield* jsonResponse(Web.CrawlJob, { ...job, next })
+  })
+
+const crawlCancel = (routing: WebRouting, id: string) =>
+  Effect.gen(function*() {
+    const endpoint = endpointOf(routing, "crawlCancel")
+    const web = yield* service(Web.Web, endpoint, webEngine)
+    const response = yield* web.cancel(id).pipe(Effect.mapError(fromError))
+    return yield* jsonResponse(Web.CancelResponse, response)
+  })
+
+const map = (routing: WebRouting, fields: Fields) =>
+  Effect.gen(function*() {
+    const endpoint = endpointOf(routing, "map")
+    const web = yield* service(Web.Web, endpoint, webEngine)
+    const request = yield* fields(endpoint, Web.MapRequest)
+    const response = yield* web.map(request).pipe(Effect.mapError(fromError))
+    return yield* jsonResponse(Web.MapResponse, response)
+  })
+
+const scrape = (routing: WebRouting, fields: Fields) =>
+  Effect.gen(function*() {
+    const endpoint = endpointOf(routing, "scrape")
+    const web = yield* service(Web.Web, endpoint, webEngine)
+    const request = yield* fields(endpoint, Web.ScrapeRequest)
+    const response = yield* web.scrape(request).pipe(Effect.mapError(fromError))
+    return yield* jsonResponse(Web.ScrapeResponse, response)
+  })
+
+const search = (routing: WebRouting, fields: Fields) =>
+  Effect.gen(function*() {
+    const endpoint = endpointOf(routing, "search")
+    const svc = yield* service(Search.Search, endpoint, searchEngine)
+    const request = yield* fields(endpoint, Search.SearchRequest)
+    const response = yield* svc.search(request).pipe(Effect.mapError(fromError))
+    return yield* jsonResponse(Search.SearchResponse, response)
+  })
+
+// =============================================================================
+// `single` routing: POST /v1/web
+// =============================================================================
+
+/** The operations by their `single` name, from the route table. */
+const operations = Object.fromEntries(
+  (Object.keys(webRoutes) as Array<WebOperation>).map((op) => [webRoutes[op].single.operation, op])
+) as Readonly<Record<string, WebOperation>>
+
+/** The `operation` field of a `single` envelope: one of {@link operations}. */
+const Operation = Schema.String.pipe(
+  Schema.filter((name) => Object.hasOwn(operations, name), {
+    message: (issue) => `unknown operation ${JSON.stringify(issue.actual)} (one of ${Object.keys(operations).join(", ")})`
+  })
+)
+
+/** An envelope that may name its operation (without one, it is AI search or a 400). */
+const Envelope = Schema.Struct({ operation: Schema.optional(Operation) })
+
+const single = `POST ${singlePath}`
+
+/** `POST /v1/web`: a `single` envelope, or AI search as `{model, params}` (both routings). */
+const webEndpoint = Effect.gen(function*() {
+  const json = yield* jsonBody(single, Schema.Unknown)
+  const fields = fromEnvelope(json)
+  const envelope = yield* fields(single, Envelope)
+  if (envelope.operation === undefined) {
+    const isSearch = typeof json === "object" && json !== null && ("model" in json || "params" in json)
+    if (isSearch) return yield* search("firecrawl", fields)
+    return yield* Effect.fail(invalid(single, "operation", `is missing (one of ${Object.keys(operations).join(", ")})`))
+  }
+  const operation = operations[envelope.operation]!
+  switch (operation) {
+    case "crawlStart":
+      return yield* crawlStart("single", fields)
+    case "crawlStatus": {
+      const endpoint = endpointOf("single", "crawlStatus")
+      const { id, next } = yield* fields(endpoint, StatusEnvelope)
+      return yield* crawlStatus(
+        "single",
+        id,
+        (ep) => next === undefined ? Effect.succeed<Batch>({}) : batchOfNext(ep, id, next)
+      )
+    }
+    case "crawlCancel": {
+      const { id } = yield* fields(endpointOf("single", "crawlCancel"), CancelEnvelope)
+      return yield* crawlCancel("single", id)
+    }
+    case "map":
+      return yield* map("single", fields)
+    case "scrape":
+      return yield* scrape("single", fields)
+    case "search":
+      return yield* search("single", fields)
+  }
+})
+
+// =============================================================================
+// Routes
+// =============================================================================
+
+/** The `firecrawl` path of an operation, as a router path (`{id}` → `:id`). */
+const routePath = (operation: WebOperation): HttpRouter.PathInput => {
+  const path = webRoutes[operation].firecrawl.path.replace("{id}", ":id")
+  return path.startsWith("/") ? (path as `/${string}`) : `/${path}`
+}
+
+/** The job id of a `/v1/crawl/:id` route. */
+const jobId = Effect.map(HttpRouter.params, (params) => params["id"] ?? "")
+
+/** The routes of the web operations and AI search, in both routings. */
+export const routes = HttpRouter.empty.pipe(
+  HttpRouter.post(routePath("crawlStart"), handle(crawlStart("firecrawl", fromBody))),
+  HttpRouter.get(
+    routePath("crawlStatus"),
+    handle(Effect.flatMap(jobId, (id) => crawlStatus("firecrawl", id, batchOfQuery)))
+  ),
+  HttpRouter.del(routePath("crawlCancel"), handle(Effect.flatMap(jobId, (id) => crawlCancel("firecrawl", id)))),
+  HttpRouter.post(routePath("map"), handle(map("firecrawl", fromBody))),
+  HttpRouter.post(routePath("scrape"), handle(scrape("firecrawl", fromBody))),
+  // AI search (`firecrawl` routing) and every `single` operation share the path
+  HttpRouter.post(singlePath as `/${string}`, handle(webEndpoint))
+)

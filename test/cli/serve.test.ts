@@ -1,0 +1,83 @@
+/**
+ * `effect-rag serve`: the real command in a child process, on a free loopback port. It serves
+ * the local engines, refuses an embedder it cannot load, checks the key when one is set, and
+ * stops cleanly on SIGTERM.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { spawn } from "node:child_process"
+import { join } from "node:path"
+import { repoRoot, runCli } from "../support/cli.js"
+
+/** Starts `effect-rag serve --port 0 ...`; resolves with its URL once it listens. */
+const startServe = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
+  new Promise<{ url: string; stop: () => Promise<number | null>; output: () => string }>((resolve, reject) => {
+    const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("EFFECT_RAG_")))
+    const child = spawn(process.execPath, ["--import", "tsx", join(repoRoot, "src/cli/main.ts"), "serve", "--port", "0", ...args], {
+      cwd: repoRoot,
+      env: { ...base, NO_COLOR: "1", ...env },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let out = ""
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL")
+      reject(new Error(`serve did not start: ${out}`))
+    }, 60_000)
+    const onData = (d: Buffer) => {
+      out += d.toString()
+      const m = /Listening on (http:\/\/[\d.]+:\d+)/.exec(out)
+      if (m) {
+        clearTimeout(timer)
+        resolve({
+          url: m[1]!,
+          output: () => out,
+          stop: () =>
+            new Promise((done) => {
+              child.on("close", (code) => done(code))
+              child.kill("SIGTERM")
+            })
+        })
+      }
+    }
+    child.stdout.on("data", onData)
+    child.stderr.on("data", onData)
+    child.on("close", (code) => reject(new Error(`serve exited with ${code}: ${out}`)))
+  })
+
+describe("effect-rag serve", () => {
+  it("serves the local document engine and the model list; stops on SIGTERM", async () => {
+    const server = await startServe([])
+    try {
+      const models = await fetch(`${server.url}/v1/models`)
+      expect(await models.json()).toEqual({ object: "list", data: [] })
+      const form = new FormData()
+      form.append("file", new Blob([`{"title": "Served by effect-rag"}`], { type: "application/json" }), "note.json")
+      const upload = await fetch(`${server.url}/upload`, { method: "POST", body: form })
+      expect(upload.status).toBe(200)
+      expect(await upload.json()).toMatchObject({ status: true, type: "text", content: expect.stringContaining("Served by effect-rag") })
+      // nothing configured behind embeddings: a 501, not a call to some remote API
+      const emb = await fetch(`${server.url}/v1/embeddings`, { method: "POST", body: JSON.stringify({ model: "m", input: "x" }) })
+      expect(emb.status).toBe(501)
+    } finally {
+      expect(await server.stop()).not.toBeNull()
+    }
+  }, 90_000)
+
+  it("with EFFECT_RAG_SERVER_KEY, a request without the key is refused", async () => {
+    const server = await startServe([], { EFFECT_RAG_SERVER_KEY: "serve-test-key" })
+    try {
+      expect((await fetch(`${server.url}/v1/models`)).status).toBe(401)
+      const ok = await fetch(`${server.url}/v1/models`, { headers: { authorization: "Bearer serve-test-key" } })
+      expect(ok.status).toBe(200)
+      expect(server.output()).not.toContain("serve-test-key")
+    } finally {
+      await server.stop()
+    }
+  }, 90_000)
+
+  it("an embedder that cannot load stops the start with its reason (exit 1)", async () => {
+    const r = await runCli(["serve", "--port", "0", "--embedder", "onnx:/nonexistent/model"])
+    expect(r.code).toBe(1)
+    expect(r.stderr).toContain("ConfigurationError")
+    expect(r.stderr).toContain("/nonexistent/model")
+  }, 90_000)
+})

@@ -1,0 +1,294 @@
+/**
+ * The self-hosted server's web operations over real HTTP on loopback, in both routings: the
+ * library's own REMOTE `Web` (and `Search`) clients talk to OUR server, which serves the local
+ * web engine crawling the test website (`test/engines/web/site.ts`). The engine's page size
+ * is 2, so every crawl crosses several `next` links that the server issued.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Chunk, Effect, Layer, Redacted, Schema, Stream } from "effect"
+import * as ApiHttp from "../../src/api/internal/ApiHttp.js"
+import { webCall } from "../../src/api/internal/routes.js"
+import * as Search from "../../src/api/Search.js"
+import * as Upload from "../../src/api/Upload.js"
+import * as Web from "../../src/api/Web.js"
+import * as LocalWeb from "../../src/engines/LocalWeb.js"
+import type { WebRouting } from "../../src/RagConfig.js"
+import * as RagError from "../../src/RagError.js"
+import * as Server from "../../src/server/Server.js"
+import { type Site, startSite } from "../engines/web/site.js"
+import { clientLayer, testKey } from "../support/server.js"
+
+/** A document engine for the site's PDF (the web engine hands it non-HTML pages). */
+const upload = Layer.succeed(
+  Upload.Upload,
+  Upload.Upload.of({
+    extract: (file) =>
+      Effect.succeed({ status: true, content: `Extracted ${file.name} (${file.data.byteLength} bytes)`, type: "pdf", error: "" }),
+    extractChunks: () => Effect.fail(new RagError.BadRequest({ endpoint: "extractChunks", message: "not used by the web engine" })),
+    files: () => Effect.fail(new RagError.BadRequest({ endpoint: "files", message: "not used by the web engine" }))
+  })
+)
+
+/** Loopback allowed, short delays, two pages per crawl record, three pages read per map. */
+const engineOptions: LocalWeb.Options = {
+  allowHosts: ["127.0.0.1"],
+  politenessDelay: "2 millis",
+  pageTimeout: "500 millis",
+  concurrency: 4,
+  pageSize: 2,
+  mapMaxPages: 3
+}
+
+const localWeb = LocalWeb.layer(engineOptions).pipe(Layer.provide(upload))
+
+/** Starts our server on a free loopback port with the given services; its base URL. */
+const serve = <R>(services: Layer.Layer<R>, options: Server.Options = {}) =>
+  Effect.gen(function*() {
+    const ctx = yield* Layer.build(Server.layer({ ...options, port: 0 }).pipe(Layer.provide(services)))
+    return yield* Effect.provide(Server.baseUrl, ctx)
+  })
+
+/** The client options that point every web operation at our server, in a routing. */
+const clientOptions = (url: string, webRouting: WebRouting) => ({ crawlUrl: url, webRouting })
+
+/** The remote `Web` client against our server. */
+const remoteWeb = (url: string, routing: WebRouting) => Effect.provide(Web.make, clientLayer(url, clientOptions(url, routing)))
+
+/** The raw client, for bodies the typed clients would refuse to send. */
+const rawClient = (url: string, routing: WebRouting) => Effect.provide(ApiHttp.ApiHttp, clientLayer(url, clientOptions(url, routing)))
+
+const paths = (site: Site, pages: ReadonlyArray<Web.CrawlPage>) =>
+  pages.map((p) => (p.metadata.sourceURL ?? "").replace(site.origin, "")).sort()
+
+/** Every page a crawl of the site from `/` attempts (see `site.ts`). */
+const everything = [
+  "/",
+  "/about",
+  "/blog/",
+  "/blog/post-1",
+  "/blog/post-2?b=2&a=1",
+  "/files/report.pdf",
+  "/latin1",
+  "/missing",
+  "/old-page",
+  "/orphan",
+  "/sjis",
+  "/slow",
+  "/team",
+  "/team/deep",
+  "/team/deeper"
+].sort()
+
+const searchRequest: Search.SearchRequest = {
+  params: {
+    query: "what is effect?",
+    chatModel: { provider: "openai", model: "gpt-4o-mini" },
+    embeddingModel: { provider: "openai", model: "text-embedding-3-small" },
+    focusMode: "webSearch",
+    optimizationMode: "speed"
+  }
+}
+
+for (const routing of ["firecrawl", "single"] as const) {
+  describe(`server: web operations (${routing} routing)`, () => {
+    it.scopedLive("scrape and map give what the local engine gives", () =>
+      Effect.gen(function*() {
+        const site = yield* startSite
+        const url = yield* serve(localWeb)
+        const remote = yield* remoteWeb(url, routing)
+        const direct = yield* LocalWeb.make(engineOptions).pipe(Effect.provide(upload))
+
+        const request: Web.ScrapeRequest = { url: `${site.origin}/about`, formats: ["markdown", "html", "links"] }
+        const viaServer = yield* remote.scrape(request)
+        expect(viaServer).toEqual(yield* direct.scrape(request))
+        expect(viaServer.data.markdown).toContain("We write *tests*")
+        expect(viaServer.data.metadata).toMatchObject({ title: "About", description: "About description", language: "en", statusCode: 200 })
+        // a redirect is followed and reported, through the wire too
+        const moved = yield* remote.scrape({ url: `${site.origin}/old-page` })
+        expect(moved.data.metadata).toMatchObject({ title: "Moved", url: `${site.origin}/moved`, sourceURL: `${site.origin}/old-page` })
+
+        const mapped = yield* remote.map({ url: `${site.origin}/` })
+        expect(mapped).toEqual(yield* direct.map({ url: `${site.origin}/` }))
+        expect(mapped.links).toEqual(expect.arrayContaining(
+          ["/", "/about", "/blog/", "/orphan", "/team", "/blog/post-1"].map((p) => `${site.origin}${p}`)
+        ))
+        expect((yield* remote.map({ url: `${site.origin}/`, search: "post" })).links).toEqual(
+          expect.arrayContaining([`${site.origin}/blog/post-1`])
+        )
+      }))
+
+    it.scopedLive("a crawl returns every page of the site across the server's next links (key sent to them)", () =>
+      Effect.gen(function*() {
+        const site = yield* startSite
+        // with a key required, following a next link only works when it has the client's origin
+        const url = yield* serve(localWeb, { apiKey: Redacted.make(testKey) })
+        const remote = yield* remoteWeb(url, routing)
+
+        const started = yield* remote.crawl({ url: `${site.origin}/` })
+        expect(started.success).toBe(true)
+        expect(started.url).toBe(`${url}/v1/crawl/${started.id}`)
+
+        const job = yield* remote.waitForCrawl(started.id, { interval: "50 millis" })
+        expect(job.status).toBe("completed")
+        expect(job.total).toBe(everything.length)
+        expect(job.completed).toBe(everything.length - 2) // /missing (404) and /slow (time-out)
+        // the first batch: two pages, and an absolute link on this server to the next one
+        expect(job.data).toHaveLength(2)
+        expect(job.next).toBe(`${url}/v1/crawl/${started.id}?skip=2`)
+
+        const pages = Chunk.toReadonlyArray(yield* Stream.runCollect(remote.crawlPages(started.id)))
+        expect(paths(site, pages)).toEqual(everything)
+        const missing = pages.find((p) => p.metadata.sourceURL === `${site.origin}/missing`)
+        expect(missing?.metadata).toMatchObject({ statusCode: 404, error: "HTTP 404" })
+        const about = pages.find((p) => p.metadata.sourceURL === `${site.origin}/about`)
+        expect(about?.markdown).toContain("We write *tests*")
+      }))
+
+    it.scopedLive("a running crawl is cancelled; an unknown job is NotFound", () =>
+      Effect.gen(function*() {
+        const site = yield* startSite
+        const url = yield* serve(localWeb)
+        const remote = yield* remoteWeb(url, routing)
+
+        // /slow answers after the page time-out: the crawl is still running when cancelled
+        const started = yield* remote.crawl({ url: `${site.origin}/slow` })
+        const cancelled = yield* remote.cancel(started.id)
+        expect(cancelled.status).toBe("cancelled")
+        expect((yield* remote.crawlStatus(started.id)).status).toBe("cancelled")
+        const failed = yield* Effect.flip(remote.waitForCrawl(started.id, { interval: "20 millis" }))
+        expect(failed._tag === "TaskFailed" ? failed.status : failed._tag).toBe("cancelled")
+
+        for (const lookup of [remote.crawlStatus("no-such-job"), remote.cancel("no-such-job")] as Array<Effect.Effect<unknown, RagError.ApiError>>) {
+          const e = yield* Effect.flip(lookup)
+          expect(e._tag).toBe("NotFound")
+          expect(e.message).toContain("no crawl job no-such-job")
+        }
+        const pages = yield* Effect.flip(Stream.runCollect(remote.crawlPages("no-such-job")))
+        expect(pages._tag).toBe("NotFound")
+      }))
+
+    it.scopedLive("bad requests are BadRequest naming the field; AI search with no Search service is a 501", () =>
+      Effect.gen(function*() {
+        const site = yield* startSite
+        const url = yield* serve(localWeb)
+        const remote = yield* remoteWeb(url, routing)
+        const http = yield* rawClient(url, routing)
+
+        // a scrape body without `url`, sent through the route table of the routing
+        const noUrl = yield* Effect.flip(
+          http.json(webCall(routing, "scrape", { body: { formats: ["markdown"] } }), Web.ScrapeResponse)
+        )
+        expect(noUrl._tag).toBe("BadRequest")
+        expect(noUrl.message).toMatch(/invalid request at url: is missing/)
+        const badLimit = yield* Effect.flip(
+          http.json(webCall(routing, "crawlStart", { body: { url: `${site.origin}/`, limit: -1 } }), Web.CrawlStarted)
+        )
+        expect(badLimit._tag).toBe("BadRequest")
+        expect(badLimit.message).toContain("at limit")
+
+        // what the engine refuses comes back as the same typed error
+        const format = yield* Effect.flip(remote.scrape({ url: `${site.origin}/`, formats: ["screenshot"] }))
+        expect(format._tag).toBe("BadRequest")
+        expect(format.message).toContain("unsupported formats screenshot")
+        const scheme = yield* Effect.flip(remote.map({ url: "ftp://127.0.0.1/" }))
+        expect(scheme._tag).toBe("BadRequest")
+
+        // no Search service behind the server: a 501, which the client reads as a ServerError
+        const search = yield* Effect.provide(Search.make, clientLayer(url, clientOptions(url, routing)))
+        const e = yield* Effect.flip(search.search(searchRequest))
+        expect(e._tag).toBe("ServerError")
+        expect(e._tag === "ServerError" ? e.status : 0).toBe(501)
+        expect(e.message).toContain("no AI search service configured")
+      }))
+  })
+}
+
+describe("server: web envelopes and links", () => {
+  it.scopedLive("single routing: an unknown or missing operation and a foreign next are 400; firecrawl: a bad skip", () =>
+    Effect.gen(function*() {
+      const site = yield* startSite
+      const url = yield* serve(localWeb)
+      const http = yield* rawClient(url, "single")
+      const post = (value: unknown) =>
+        Effect.flip(http.json({ endpoint: "POST /v1/web", method: "POST", host: "crawl", path: "/v1/web", body: { _tag: "Json", value }, auth: "optional" }, Schema.Unknown))
+
+      const unknownOp = yield* post({ operation: "screenshot", url: `${site.origin}/` })
+      expect(unknownOp._tag).toBe("BadRequest")
+      expect(unknownOp.message).toContain("at operation: unknown operation \"screenshot\"")
+      const noOp = yield* post({ url: `${site.origin}/` })
+      expect(noOp._tag).toBe("BadRequest")
+      expect(noOp.message).toContain("at operation: is missing")
+      const notJson = yield* Effect.flip(
+        http.json({ endpoint: "POST /v1/web", method: "POST", host: "crawl", path: "/v1/web", body: { _tag: "Json", value: "not an object" }, auth: "optional" }, Schema.Unknown)
+      )
+      expect(notJson._tag).toBe("BadRequest")
+
+      const remote = yield* remoteWeb(url, "single")
+      const started = yield* remote.crawl({ url: `${site.origin}/blog/`, maxDepth: 1 })
+      const job = yield* remote.waitForCrawl(started.id, { interval: "20 millis" })
+      expect(job.next).toBe(`${url}/v1/crawl/${started.id}?skip=2`)
+      // the next value must be a link of this job
+      const foreign = yield* post({ operation: "crawl_status", id: started.id, next: `${url}/v1/crawl/other-job?skip=2` })
+      expect(foreign._tag).toBe("BadRequest")
+      expect(foreign.message).toContain("at next")
+      const status = yield* post({ operation: "crawl_status" })
+      expect(status.message).toContain("at id: is missing")
+      // the issued link works when echoed back
+      const second = yield* http.json(
+        webCall("single", "crawlStatus", { id: started.id, next: job.next ?? "" }),
+        Web.CrawlJob
+      )
+      expect(second.data.length).toBeGreaterThan(0)
+      expect(second.data[0]).not.toEqual(job.data[0])
+
+      // behind a TLS proxy, the links keep the scheme the client used
+      const proxied = yield* Effect.promise(() =>
+        fetch(`${url}/v1/crawl/${started.id}`, { headers: { "x-forwarded-proto": "https" } }).then((r) => r.json())
+      )
+      expect(proxied).toMatchObject({ next: `${url.replace("http://", "https://")}/v1/crawl/${started.id}?skip=2` })
+
+      const firecrawl = yield* rawClient(url, "firecrawl")
+      const badSkip = yield* Effect.flip(
+        firecrawl.json(webCall("firecrawl", "crawlStatus", { id: started.id, next: `${url}/v1/crawl/${started.id}?skip=two` }), Web.CrawlJob)
+      )
+      expect(badSkip._tag).toBe("BadRequest")
+      expect(badSkip.message).toContain("at skip")
+    }))
+
+  it.scopedLive("another engine's opaque cursors are carried in the server's own links, in both routings", () =>
+    Effect.gen(function*() {
+      const page = (n: number): Web.CrawlPage => ({ markdown: `page ${n}`, metadata: { sourceURL: `https://example.test/${n}` } })
+      const batches: Record<string, Web.CrawlJob> = {
+        "job-1": { status: "completed", total: 3, completed: 3, next: "opaque/after 1", data: [page(1)] },
+        "opaque/after 1": { status: "completed", total: 3, completed: 3, next: "opaque/after 2", data: [page(2)] },
+        "opaque/after 2": { status: "completed", total: 3, completed: 3, next: null, data: [page(3)] }
+      }
+      const notUsed = (name: string) => Effect.fail(new RagError.BadRequest({ endpoint: name, message: `${name} is not used here` }))
+      const engine = Layer.succeed(
+        Web.Web,
+        Web.Web.of({
+          crawl: () => Effect.succeed({ success: true, id: "job-1" }),
+          crawlStatus: (id) =>
+            id in batches
+              ? Effect.succeed(batches[id]!)
+              : Effect.fail(new RagError.NotFound({ endpoint: "crawlStatus", message: `no crawl job ${id}` })),
+          crawlPages: () => Stream.fail(new RagError.BadRequest({ endpoint: "crawlPages", message: "not used here" })),
+          waitForCrawl: () => notUsed("waitForCrawl"),
+          cancel: () => notUsed("cancel"),
+          map: () => notUsed("map"),
+          scrape: () => notUsed("scrape")
+        })
+      )
+      const url = yield* serve(engine)
+      for (const routing of ["firecrawl", "single"] as const) {
+        const remote = yield* remoteWeb(url, routing)
+        const started = yield* remote.crawl({ url: "https://example.test/" })
+        expect(started.url).toBe(`${url}/v1/crawl/job-1`)
+        expect((yield* remote.crawlStatus("job-1")).next).toBe(
+          `${url}/v1/crawl/job-1?cursor=${encodeURIComponent("opaque/after 1")}`
+        )
+        const pages = Chunk.toReadonlyArray(yield* Stream.runCollect(remote.crawlPages("job-1")))
+        expect(pages.map((p) => p.markdown)).toEqual(["page 1", "page 2", "page 3"])
+      }
+    }))
+})
