@@ -21,6 +21,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer, Redacted } from "effect"
 import { timingSafeEqual } from "node:crypto"
 import { createServer } from "node:http"
+import * as State from "./internal/state.js"
 import { errorResponse } from "./internal/wire.js"
 import * as GenerativeRoutes from "./routes/generative.js"
 import * as ModelRoutes from "./routes/models.js"
@@ -28,7 +29,7 @@ import * as UploadRoutes from "./routes/upload.js"
 import * as WebRoutes from "./routes/web.js"
 
 /** Options of the server. */
-export interface Options {
+export interface Options extends State.Options {
   /**
    * When set, every request must carry `Authorization: Bearer <key>` (else 401). Unset: the
    * server is open, which is only wise on loopback.
@@ -97,6 +98,8 @@ export const app = (options: Options = {}) =>
 export const layer = (options: ListenOptions = {}) =>
   (options.logRequests ? HttpServer.serve(app(options), HttpMiddleware.logger) : HttpServer.serve(app(options))).pipe(
     HttpServer.withLogAddress,
+    // upload bound and Idempotency-Key replay, one per server
+    Layer.provide(Layer.effect(State.ServerState, State.make(options))),
     // the HttpServer stays in the output, so callers can read the bound address (`baseUrl`)
     Layer.provideMerge(NodeHttpServer.layer(() => createServer(), {
       host: options.host ?? "127.0.0.1",

@@ -527,3 +527,31 @@ describe("client: the reason of a failed result", () => {
       expect(odd.e._tag).toBe("BadRequest")
     }))
 })
+
+describe("server: the upload bound", () => {
+  it.scopedLive("with maxConcurrentUploads 1, uploads are extracted one at a time, and all are answered", () =>
+    Effect.gen(function*() {
+      let running = 0
+      let most = 0
+      const slow = (file: Upload.UploadFile) =>
+        Effect.gen(function*() {
+          running++
+          most = Math.max(most, running)
+          yield* Effect.sleep("50 millis")
+          running--
+          return { status: true, content: file.name, type: "text", error: "" } satisfies Upload.StandardResult
+        })
+      const engine = Layer.succeed(Upload.Upload, Upload.Upload.of({ extract: slow, files: slow, extractChunks: () => Effect.die(new Error("not used")) }))
+      const ctx = yield* Layer.build(Server.layer({ port: 0, maxConcurrentUploads: 1 }).pipe(Layer.provide(engine)))
+      const url = yield* Effect.provide(Server.baseUrl, ctx)
+      const post = (name: string) =>
+        Effect.promise(async () => {
+          const form = new FormData()
+          form.append("file", new Blob(["x"]), name)
+          return (await (await fetch(`${url}/upload`, { method: "POST", body: form })).json()) as { content: string }
+        })
+      const answers = yield* Effect.all(["a.txt", "b.txt", "c.txt"].map(post), { concurrency: "unbounded" })
+      expect(answers.map((a) => a.content).sort()).toEqual(["a.txt", "b.txt", "c.txt"])
+      expect(most).toBe(1)
+    }))
+})

@@ -204,6 +204,31 @@ for (const routing of ["firecrawl", "single"] as const) {
 }
 
 describe("server: web envelopes and links", () => {
+  it.scopedLive("a crawl start retried with the same Idempotency-Key gets the first job, in both routings", () =>
+    Effect.gen(function*() {
+      const site = yield* startSite
+      const url = yield* serve(localWeb)
+      const start = (path: string, body: Record<string, unknown>, key?: string) =>
+        Effect.promise(async () => {
+          const r = await fetch(`${url}${path}`, {
+            method: "POST",
+            headers: { "content-type": "application/json", ...(key ? { "idempotency-key": key } : {}) },
+            body: JSON.stringify(body)
+          })
+          return (await r.json()) as { id: string }
+        })
+      const crawl = { url: `${site.origin}/`, limit: 2 }
+      const first = yield* start("/v1/crawl", crawl, "key-1")
+      const retry = yield* start("/v1/crawl", crawl, "key-1")
+      expect(retry.id).toBe(first.id)
+      // the same key through the single routing is the same call
+      const enveloped = yield* start("/v1/web", { operation: "crawl_start", ...crawl }, "key-1")
+      expect(enveloped.id).toBe(first.id)
+      const other = yield* start("/v1/crawl", crawl, "key-2")
+      const none = yield* start("/v1/crawl", crawl)
+      expect(new Set([first.id, other.id, none.id]).size).toBe(3)
+    }))
+
   it.scopedLive("single routing: an unknown or missing operation and a foreign next are 400; firecrawl: a bad skip", () =>
     Effect.gen(function*() {
       const site = yield* startSite

@@ -26,6 +26,7 @@ import { Duration, Effect, Option, type Schema } from "effect"
 import { IncomingMessage } from "node:http"
 import * as Upload from "../../api/Upload.js"
 import type * as RagError from "../../RagError.js"
+import * as State from "../internal/state.js"
 import { fromError, jsonResponse, service, type WireError } from "../internal/wire.js"
 
 // =============================================================================
@@ -325,23 +326,28 @@ export const routes = HttpRouter.empty.pipe(
     "/upload",
     handleUpload(Effect.gen(function*() {
       const svc = yield* service(Upload.Upload, upload, "document engine")
-      const { extractMode, file, options } = yield* readForm(upload)
-      return yield* extractMode === "embeddings"
-        ? answer(svc.extractChunks(file, options), Upload.EmbeddingsResult)
-        : answer(svc.extract(file, options), Upload.StandardResult)
+      // at most `maxConcurrentUploads` files are read and extracted at once (each may be 50 MiB)
+      return yield* State.upload(Effect.gen(function*() {
+        const { extractMode, file, options } = yield* readForm(upload)
+        return yield* extractMode === "embeddings"
+          ? answer(svc.extractChunks(file, options), Upload.EmbeddingsResult)
+          : answer(svc.extract(file, options), Upload.StandardResult)
+      }))
     }))
   ),
   HttpRouter.post(
     "/v1/files",
     handleUpload(Effect.gen(function*() {
       const svc = yield* service(Upload.Upload, files, "document engine")
-      const { extractMode, file, options } = yield* readForm(files)
-      if (extractMode === "embeddings") {
-        return yield* Effect.fail(
-          invalid(files, `"extract_mode=embeddings" is served by POST /upload; /v1/files answers the standard result`, "invalid_field")
-        )
-      }
-      return yield* answer(svc.files(file, options), Upload.StandardResult)
+      return yield* State.upload(Effect.gen(function*() {
+        const { extractMode, file, options } = yield* readForm(files)
+        if (extractMode === "embeddings") {
+          return yield* Effect.fail(
+            invalid(files, `"extract_mode=embeddings" is served by POST /upload; /v1/files answers the standard result`, "invalid_field")
+          )
+        }
+        return yield* answer(svc.files(file, options), Upload.StandardResult)
+      }))
     }))
   )
 )

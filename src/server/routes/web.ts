@@ -39,6 +39,7 @@ import * as Search from "../../api/Search.js"
 import * as Web from "../../api/Web.js"
 import { nextCursor, parseCursor } from "../../engines/LocalWeb.js"
 import type { WebRouting } from "../../RagConfig.js"
+import * as State from "../internal/state.js"
 import { badRequest, fromError, handle, jsonBody, jsonResponse, service, type WireError } from "../internal/wire.js"
 
 const webEngine = "web engine"
@@ -168,7 +169,9 @@ const crawlStart = (routing: WebRouting, fields: Fields) =>
     const endpoint = endpointOf(routing, "crawlStart")
     const web = yield* service(Web.Web, endpoint, webEngine)
     const request = yield* fields(endpoint, Web.CrawlRequest)
-    const started = yield* web.crawl(request).pipe(Effect.mapError(fromError))
+    // a retry of the same call (same Idempotency-Key) gets the first job, not a second one
+    const key = (yield* HttpServerRequest.HttpServerRequest).headers["idempotency-key"]
+    const started = yield* State.idempotent("crawlStart", key, web.crawl(request)).pipe(Effect.mapError(fromError))
     const base = yield* origin
     return yield* jsonResponse(Web.CrawlStarted, { ...started, url: `${base}${statusPath(started.id)}` })
   })

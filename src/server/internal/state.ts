@@ -1,0 +1,81 @@
+/**
+ * Per-server state that routes share: a bound on the uploads held in memory at once, and the
+ * `Idempotency-Key` replay of task-creating requests. `Server.layer` provides it; the routes
+ * look it up optionally, so `Server.app` also runs without it (no bound, no replay).
+ */
+import { Context, Deferred, Effect, Exit, Option } from "effect"
+
+/** Options of the shared state. */
+export interface Options {
+  /** Uploads read and extracted at once; more wait their turn (default 4). */
+  readonly maxConcurrentUploads?: number | undefined
+  /** How long a task-creating answer is kept for replay (default 24 hours, in ms). */
+  readonly idempotencyTtlMs?: number | undefined
+  /** Most keys remembered; the oldest is forgotten first (default 10,000). */
+  readonly idempotencyEntries?: number | undefined
+}
+
+/** The service. */
+export interface Service {
+  /** Runs an upload within the bound. */
+  readonly upload: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /**
+   * Runs a task-creating request once per `key` (scoped by `scope`, e.g. the endpoint): a
+   * request with a key seen before gets the first answer again (waiting for it if it is still
+   * being made) instead of creating a second task. A failed first attempt is forgotten, so a
+   * retry runs again. Without a key, the effect just runs.
+   */
+  readonly idempotent: <A, E, R>(
+    scope: string,
+    key: string | undefined,
+    effect: Effect.Effect<A, E, R>
+  ) => Effect.Effect<A, E, R>
+}
+
+/** The Tag. */
+export class ServerState extends Context.Tag("effect-rag/server/ServerState")<ServerState, Service>() {}
+
+/** Builds the state. */
+export const make = (options: Options = {}): Effect.Effect<Service> =>
+  Effect.gen(function*() {
+    const uploads = yield* Effect.makeSemaphore(Math.max(1, options.maxConcurrentUploads ?? 4))
+    const ttl = options.idempotencyTtlMs ?? 24 * 60 * 60 * 1000
+    const capacity = Math.max(1, options.idempotencyEntries ?? 10_000)
+    // insertion-ordered: the first entry is the oldest
+    const entries = new Map<string, { readonly at: number; readonly answer: Deferred.Deferred<unknown, unknown> }>()
+
+    const idempotent = <A, E, R>(scope: string, key: string | undefined, effect: Effect.Effect<A, E, R>) =>
+      key === undefined || key === ""
+        ? effect
+        : Effect.uninterruptibleMask((restore) =>
+          Effect.gen(function*() {
+            const id = `${scope}\u0000${key}`
+            const now = Date.now()
+            for (const [k, v] of entries) {
+              if (now - v.at <= ttl && entries.size <= capacity) break
+              entries.delete(k)
+            }
+            const seen = entries.get(id)
+            if (seen !== undefined) return yield* restore(Deferred.await(seen.answer as Deferred.Deferred<A, E>))
+            const answer = yield* Deferred.make<A, E>()
+            entries.set(id, { at: now, answer: answer as Deferred.Deferred<unknown, unknown> })
+            const exit = yield* Effect.exit(restore(effect))
+            if (Exit.isFailure(exit)) entries.delete(id)
+            yield* Deferred.done(answer, exit)
+            return yield* exit
+          })
+        )
+
+    return { upload: uploads.withPermits(1), idempotent }
+  })
+
+/** The state's upload bound, or none. */
+export const upload = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(Effect.serviceOption(ServerState), (state) => Option.isSome(state) ? state.value.upload(effect) : effect)
+
+/** The state's idempotent replay, or a plain run. */
+export const idempotent = <A, E, R>(scope: string, key: string | undefined, effect: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(
+    Effect.serviceOption(ServerState),
+    (state) => Option.isSome(state) ? state.value.idempotent(scope, key, effect) : effect
+  )
