@@ -9,8 +9,10 @@
  * `internal/embed-onnx.ts`. No model ships with effect-rag.
  *
  * Vectors are pooled (`mean` by default, `cls` for models trained that way, such as BGE) and
- * normalised; the dimension is the model's, read from a probe at load time. The layer reports
- * the model id (`modelId`, default the folder name or the hub id) and the dimension.
+ * normalised; the dimension is the model's, read from a probe at load time. Texts longer than
+ * the model takes are cut as sentence-transformers cuts them (the closing `[SEP]` is kept), and
+ * float16 outputs (`model_fp16.onnx`) are read as numbers. The layer reports the model id
+ * (`modelId`, default the folder name or the hub id) and the dimension.
  *
  * Install note: `onnxruntime-node`'s install script tries to download CUDA libraries on Linux
  * x64 and fails offline; install with `onnxruntime-node-install=skip` in `.npmrc` (or
@@ -23,7 +25,18 @@ import type { ConfigError } from "effect/ConfigError"
 import { basename } from "node:path"
 import * as Embeddings from "../api/Embeddings.js"
 import { engineError, LocalModelError, makeLocalService } from "./internal/embed-common.js"
-import { defaultCacheDir, loadWith, locate, type ModelSource } from "./internal/embed-onnx.js"
+import {
+  defaultCacheDir,
+  encodeWithin,
+  floats,
+  loadWith,
+  locate,
+  type ModelSource,
+  type OutputTensor,
+  type TextTokenizer,
+  toBatch,
+  type Transformers
+} from "./internal/embed-onnx.js"
 
 export { LocalModelError } from "./internal/embed-common.js"
 export type { ModelSource } from "./internal/embed-onnx.js"
@@ -40,9 +53,52 @@ export interface Options extends ModelSource {
   readonly concurrency?: number | undefined
 }
 
+// the parts of a transformers.js feature-extraction pipeline used here
 interface Extractor {
-  (texts: Array<string>, options: { pooling: string; normalize: boolean }): Promise<{ dims: Array<number>; data: Float32Array }>
-  readonly tokenizer: (texts: Array<string>, options: { padding: boolean; truncation: boolean }) => { attention_mask: { data: ArrayLike<number | bigint> } }
+  readonly tokenizer: TextTokenizer
+  readonly model: (inputs: Record<string, unknown>) => Promise<Record<string, OutputTensor | undefined>>
+}
+
+/**
+ * Pools a model output into one vector per row: a [batch, seq, hidden] output by the mean over
+ * the tokens of the attention mask, or by its first token (`cls`); a [batch, hidden] output is
+ * taken as already pooled.
+ */
+const pool = (
+  output: OutputTensor,
+  mask: Uint8Array,
+  length: number,
+  pooling: "mean" | "cls"
+): Array<Float32Array> => {
+  const data = floats(output)
+  const [batch, second, third] = output.dims
+  if (output.dims.length === 2) {
+    return Array.from({ length: batch! }, (_, b) => Float32Array.from({ length: second! }, (_, k) => data[b * second! + k]!))
+  }
+  if (output.dims.length !== 3 || second !== length) {
+    throw new Error(`unexpected output shape [${output.dims.join(", ")}] for ${batch} inputs of ${length} tokens`)
+  }
+  const hidden = third!
+  return Array.from({ length: batch! }, (_, b) => {
+    const v = new Float32Array(hidden)
+    const row = b * length
+    if (pooling === "cls") {
+      // the first real token (padding may come first when the tokenizer pads on the left)
+      let first = 0
+      while (first < length - 1 && mask[row + first] === 0) first++
+      for (let k = 0; k < hidden; k++) v[k] = data[(row + first) * hidden + k]!
+      return v
+    }
+    const sum = new Float64Array(hidden)
+    let count = 0
+    for (let i = 0; i < length; i++) {
+      if (mask[row + i] === 0) continue
+      count++
+      for (let k = 0; k < hidden; k++) sum[k] = sum[k]! + data[(row + i) * hidden + k]!
+    }
+    for (let k = 0; k < hidden; k++) v[k] = sum[k]! / Math.max(1, count)
+    return v
+  })
 }
 
 /**
@@ -52,24 +108,25 @@ interface Extractor {
 export const make = (options: Options): Effect.Effect<Embeddings.Service, LocalModelError> =>
   Effect.gen(function*() {
     const located = yield* locate(options, "embedding")
-    const extractor = yield* loadWith(
-      located,
-      options,
-      (t, pretrained) => t.pipeline("feature-extraction", located.path, pretrained) as unknown as Promise<Extractor>
-    )
+    const { extractor, t } = yield* loadWith(located, options, async (t: Transformers, pretrained) => ({
+      t,
+      extractor: (await t.pipeline("feature-extraction", located.path, pretrained)) as unknown as Extractor
+    }))
     const pooling = options.pooling ?? "mean"
     const endpoint = "OnnxEmbeddings"
     const model = options.modelId ?? (located.remote ? located.path : basename(located.path))
     const run = (texts: ReadonlyArray<string>) =>
       Effect.tryPromise({
         try: async () => {
-          const out = await extractor([...texts], { pooling, normalize: true })
-          const dim = out.dims[out.dims.length - 1]!
-          const vectors = texts.map((_, i) => out.data.slice(i * dim, (i + 1) * dim))
-          const mask = extractor.tokenizer([...texts], { padding: true, truncation: true }).attention_mask.data
-          let tokens = 0
-          for (let i = 0; i < mask.length; i++) tokens += Number(mask[i])
-          return { vectors, tokens }
+          const batch = toBatch(t, extractor.tokenizer, texts.map((text) => encodeWithin(extractor.tokenizer, text)))
+          const out = await extractor.model(batch.inputs)
+          const hidden = out["last_hidden_state"] ?? out["logits"] ?? out["token_embeddings"] ?? out["sentence_embedding"]
+          if (hidden === undefined) {
+            throw new Error(
+              `the model has no last_hidden_state, logits, token_embeddings or sentence_embedding output (it has ${Object.keys(out).join(", ")})`
+            )
+          }
+          return { vectors: pool(hidden, batch.mask, batch.length, pooling), tokens: batch.tokens }
         },
         catch: engineError(endpoint)
       })

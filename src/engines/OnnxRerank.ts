@@ -7,7 +7,10 @@
  * one. No model ships with effect-rag.
  *
  * Scores: the sigmoid of the single logit (one-label models) or the softmax probability of the
- * last label (two-label models); results are sorted by score and cut to `top_n`.
+ * last label (two-label models); results are sorted by score and cut to `top_n`. A pair longer
+ * than the model takes is cut as the Hugging Face tokenizers cut it (longer side first, both
+ * separators kept), so a long query never pushes the document out; float16 logits
+ * (`model_fp16.onnx`) are read as numbers.
  *
  * @since 0.1.0
  */
@@ -17,7 +20,17 @@ import { basename } from "node:path"
 import * as Rerank from "../api/Rerank.js"
 import * as RagError from "../RagError.js"
 import { engineError, LocalModelError } from "./internal/embed-common.js"
-import { defaultCacheDir, loadWith, locate, type ModelSource } from "./internal/embed-onnx.js"
+import {
+  defaultCacheDir,
+  encodeWithin,
+  floats,
+  loadWith,
+  locate,
+  type ModelSource,
+  type OutputTensor,
+  type TextTokenizer,
+  toBatch
+} from "./internal/embed-onnx.js"
 
 export { LocalModelError } from "./internal/embed-common.js"
 
@@ -29,15 +42,8 @@ export interface Options extends ModelSource {
   readonly batchSize?: number | undefined
 }
 
-interface Tokenizer {
-  (text: Array<string>, options: { text_pair: Array<string>; padding: boolean; truncation: boolean }): Record<
-    string,
-    { data: ArrayLike<number | bigint> }
-  >
-}
-
 interface Classifier {
-  (inputs: Record<string, unknown>): Promise<{ logits: { dims: Array<number>; data: Float32Array } }>
+  (inputs: Record<string, unknown>): Promise<{ logits: OutputTensor }>
 }
 
 /** Turns a row of logits into a relevance score in [0, 1]. */
@@ -54,8 +60,9 @@ export const scoreOf = (logits: ArrayLike<number>): number => {
 export const make = (options: Options): Effect.Effect<Rerank.Service, LocalModelError> =>
   Effect.gen(function*() {
     const located = yield* locate(options, "reranking")
-    const { classifier, tokenizer } = yield* loadWith(located, options, async (t, pretrained) => ({
-      tokenizer: (await t.AutoTokenizer.from_pretrained(located.path, pretrained)) as unknown as Tokenizer,
+    const { classifier, t, tokenizer } = yield* loadWith(located, options, async (t, pretrained) => ({
+      t,
+      tokenizer: (await t.AutoTokenizer.from_pretrained(located.path, pretrained)) as unknown as TextTokenizer,
       classifier: (await t.AutoModelForSequenceClassification.from_pretrained(located.path, pretrained)) as unknown as Classifier
     }))
     const model = options.modelId ?? (located.remote ? located.path : basename(located.path))
@@ -66,14 +73,12 @@ export const make = (options: Options): Effect.Effect<Rerank.Service, LocalModel
     const scoreBatch = (query: string, documents: ReadonlyArray<string>) =>
       Effect.tryPromise({
         try: async () => {
-          const inputs = tokenizer(documents.map(() => query), { text_pair: [...documents], padding: true, truncation: true })
-          const mask = inputs["attention_mask"]?.data ?? []
-          let tokens = 0
-          for (let i = 0; i < mask.length; i++) tokens += Number(mask[i])
-          const { logits } = await classifier(inputs)
+          const batch = toBatch(t, tokenizer, documents.map((document) => encodeWithin(tokenizer, query, document)))
+          const { logits } = await classifier(batch.inputs)
+          const data = floats(logits)
           const labels = logits.dims[logits.dims.length - 1]!
-          const scores = documents.map((_, i) => scoreOf(logits.data.subarray(i * labels, (i + 1) * labels)))
-          return { scores, tokens }
+          const scores = documents.map((_, i) => scoreOf(Array.from({ length: labels }, (_, k) => data[i * labels + k]!)))
+          return { scores, tokens: batch.tokens }
         },
         catch: engineError(endpoint)
       })

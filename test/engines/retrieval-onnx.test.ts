@@ -1,7 +1,8 @@
 /**
  * The ONNX layers without a model (none ships, none is downloaded): the typed error that says
  * where the layer looked and how to provide a model, with no network call; and the runtime
- * itself (onnxruntime-node's bundled CPU binary on this Node) on a two-node graph built here.
+ * itself (onnxruntime-node's bundled CPU binary on this Node) on a two-node graph built by
+ * `test/support/onnx.ts`.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit } from "effect"
@@ -13,6 +14,7 @@ import { resolveEmbedder, resolveReranker } from "../../src/cli/commands/bench.j
 import { importTransformers } from "../../src/engines/internal/embed-onnx.js"
 import * as OnnxEmbeddings from "../../src/engines/OnnxEmbeddings.js"
 import * as OnnxRerank from "../../src/engines/OnnxRerank.js"
+import { addModel } from "../support/onnx.js"
 
 const root = mkdtempSync(join(tmpdir(), "effect-rag-onnx-"))
 const fetchSpy = vi.fn(() => Promise.reject(new Error("no network in this test")))
@@ -90,32 +92,8 @@ describe("OnnxEmbeddings and OnnxRerank without a model", () => {
 })
 
 // -----------------------------------------------------------------------------
-// The runtime: a graph y = x + x, encoded here as ONNX protobuf
+// The runtime: a graph y = x + x, encoded as ONNX protobuf by test/support/onnx.ts
 // -----------------------------------------------------------------------------
-
-const varint = (n: number): Array<number> => {
-  const out: Array<number> = []
-  while (n > 127) {
-    out.push((n & 127) | 128)
-    n >>>= 7
-  }
-  out.push(n)
-  return out
-}
-const field = (no: number, value: number | string | Array<number>): Array<number> =>
-  typeof value === "number"
-    ? [...varint(no << 3), ...varint(value)]
-    : (() => {
-      const bytes = typeof value === "string" ? [...Buffer.from(value)] : value
-      return [...varint((no << 3) | 2), ...varint(bytes.length), ...bytes]
-    })()
-const tensorInfo = (name: string) =>
-  field(1, name).concat(field(2, field(1, field(1, 1).concat(field(2, field(1, field(1, 3)))))))
-const addModel = (): Uint8Array => {
-  const node = field(1, "x").concat(field(1, "x"), field(2, "y"), field(4, "Add"))
-  const graph = field(1, node).concat(field(2, "g"), field(11, tensorInfo("x")), field(12, tensorInfo("y")))
-  return Uint8Array.from(field(1, 8).concat(field(8, field(2, 13)), field(7, graph)))
-}
 
 describe("the ONNX runtime on this Node", () => {
   it("onnxruntime-node runs a graph on the CPU with its bundled binary", async () => {

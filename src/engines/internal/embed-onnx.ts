@@ -15,6 +15,10 @@
  *
  * transformers.js is configured with `env.allowRemoteModels = false` except while an allowed
  * download runs.
+ *
+ * Inputs are tokenised here rather than by transformers.js's own call, to truncate them as the
+ * Hugging Face tokenizers do (see {@link encodeWithin}): separators kept, pairs cut longest side
+ * first.
  */
 import { Effect } from "effect"
 import { existsSync, readFileSync, statSync } from "node:fs"
@@ -204,3 +208,142 @@ export const loadWith = <A>(
         cause
       })
   })
+
+// -----------------------------------------------------------------------------
+// Tokenising within the model's length
+// -----------------------------------------------------------------------------
+
+/** The parts of a transformers.js tokenizer the layers use. */
+export interface TextTokenizer {
+  (text: string, options: { text_pair: string | null; return_tensor: false }): {
+    readonly input_ids: ReadonlyArray<number>
+    readonly attention_mask: ReadonlyArray<number>
+    readonly token_type_ids?: ReadonlyArray<number> | undefined
+  }
+  readonly encode: (text: string, options: { add_special_tokens: boolean }) => Array<number>
+  readonly model_max_length: number
+  readonly pad_token_id: number | null | undefined
+  readonly padding_side: string
+}
+
+/** One encoded input: token ids, and segment (type) ids when the tokenizer gives them. */
+export interface Encoding {
+  readonly ids: ReadonlyArray<number>
+  readonly types: ReadonlyArray<number> | undefined
+}
+
+const occursAt = (hay: ReadonlyArray<number>, needle: ReadonlyArray<number>, at: number): boolean => {
+  if (at + needle.length > hay.length) return false
+  for (let i = 0; i < needle.length; i++) if (hay[at + i] !== needle[i]) return false
+  return true
+}
+
+/**
+ * Encodes a text, or a pair (a query and a document), within the model's maximum length the
+ * way the Hugging Face tokenizers (and so sentence-transformers) do: the texts are cut before
+ * the special tokens are added, so a separator (`[SEP]`, `</s>`) still closes every segment, and
+ * a pair loses tokens from its longer side first (`longest_first`: the shorter side keeps at
+ * most half the room). transformers.js itself cuts the finished sequence at the limit, which
+ * drops the closing separator and, when the first text alone fills the room, the whole second
+ * text: a cross-encoder then scores the query against nothing.
+ *
+ * The template (where the special tokens go) is read off the untruncated encoding; if the texts
+ * cannot be found in it (a tokenizer whose pieces depend on their neighbours), the sequence is
+ * cut at the limit as transformers.js does.
+ */
+export const encodeWithin = (tokenizer: TextTokenizer, text: string, pair?: string | undefined): Encoding => {
+  const full = tokenizer(text, { text_pair: pair ?? null, return_tensor: false })
+  const ids = [...full.input_ids]
+  const types = full.token_type_ids === undefined ? undefined : [...full.token_type_ids]
+  const max = tokenizer.model_max_length
+  if (!Number.isFinite(max) || max <= 0 || ids.length <= max) return { ids, types }
+  const cut = () => ({ ids: ids.slice(0, max), types: types?.slice(0, max) })
+  const a = tokenizer.encode(text, { add_special_tokens: false })
+  // transformers.js treats an empty second text as none
+  const b = pair === undefined || pair === "" ? [] : tokenizer.encode(pair, { add_special_tokens: false })
+  const special = ids.length - a.length - b.length
+  const budget = max - special
+  if (special < 0 || budget <= 0) return cut()
+  let aStart = -1
+  for (let p = 0; p <= special && aStart === -1; p++) if (occursAt(ids, a, p)) aStart = p
+  const aEnd = aStart + a.length
+  let bStart = -1
+  for (let g = 0; aStart !== -1 && g <= special - aStart && bStart === -1; g++) if (occursAt(ids, b, aEnd + g)) bStart = aEnd + g
+  if (aStart === -1 || bStart === -1) return cut()
+  const bEnd = bStart + b.length
+  let keepA = a.length
+  let keepB = b.length
+  if (b.length === 0) keepA = Math.min(a.length, budget)
+  else if (a.length + b.length > budget) {
+    const shorter = Math.min(Math.min(a.length, b.length), Math.floor(budget / 2))
+    if (a.length <= b.length) {
+      keepA = shorter
+      keepB = budget - shorter
+    } else {
+      keepA = budget - shorter
+      keepB = shorter
+    }
+  }
+  const pick = (xs: ReadonlyArray<number>) => [
+    ...xs.slice(0, aStart + keepA),
+    ...xs.slice(aEnd, bStart + keepB),
+    ...xs.slice(bEnd)
+  ]
+  return { ids: pick(ids), types: types === undefined ? undefined : pick(types) }
+}
+
+/** A batch of encodings as the int64 tensors a model takes, padded as the tokenizer pads. */
+export interface Batch {
+  readonly inputs: Record<string, unknown>
+  /** The attention mask, row by row (`length` per row). */
+  readonly mask: Uint8Array
+  readonly length: number
+  /** Tokens read (the mask's ones). */
+  readonly tokens: number
+}
+
+/** Pads encodings to the longest into `input_ids`, `attention_mask` and (when all have them) `token_type_ids`. */
+export const toBatch = (t: Transformers, tokenizer: TextTokenizer, encodings: ReadonlyArray<Encoding>): Batch => {
+  const n = encodings.length
+  const length = Math.max(1, ...encodings.map((e) => e.ids.length))
+  const pad = BigInt(tokenizer.pad_token_id ?? 0)
+  const ids = new BigInt64Array(n * length).fill(pad)
+  const attention = new BigInt64Array(n * length)
+  const mask = new Uint8Array(n * length)
+  const withTypes = encodings.every((e) => e.types !== undefined)
+  const types = withTypes ? new BigInt64Array(n * length) : undefined
+  let tokens = 0
+  encodings.forEach((e, row) => {
+    const start = row * length + (tokenizer.padding_side === "left" ? length - e.ids.length : 0)
+    e.ids.forEach((id, i) => {
+      ids[start + i] = BigInt(id)
+      attention[start + i] = 1n
+      mask[start + i] = 1
+      if (types !== undefined) types[start + i] = BigInt(e.types![i]!)
+    })
+    tokens += e.ids.length
+  })
+  const tensor = (data: BigInt64Array) => new t.Tensor("int64", data, [n, length])
+  return {
+    inputs: {
+      input_ids: tensor(ids),
+      attention_mask: tensor(attention),
+      ...(types === undefined ? {} : { token_type_ids: tensor(types) })
+    },
+    mask,
+    length,
+    tokens
+  }
+}
+
+/** A model output as the layers read it. */
+export interface OutputTensor {
+  readonly type: string
+  readonly dims: ReadonlyArray<number>
+  readonly data: ArrayLike<number>
+  readonly to: (type: "float32") => OutputTensor
+}
+
+/** The output's values as float32 (float16 outputs come as raw `Uint16Array` bits on Node without `Float16Array`). */
+export const floats = (output: OutputTensor): ArrayLike<number> =>
+  output.type === "float16" ? output.to("float32").data : output.data
