@@ -7,7 +7,8 @@
  * @since 0.1.0
  */
 import { Command, ValidationError } from "@effect/cli"
-import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Console, Effect, Layer } from "effect"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"

@@ -17,7 +17,7 @@
  * @since 0.1.0
  */
 import { HttpMiddleware, HttpRouter, HttpServer, HttpServerRequest } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Effect, Layer, Redacted } from "effect"
 import { timingSafeEqual } from "node:crypto"
 import { createServer } from "node:http"

@@ -3,14 +3,18 @@
  * containers (OOXML with a password, XLS with FILEPASS) are decrypted with officecrypto-tool
  * when a password is given. Every failure leaves as an {@link ExtractFailure}.
  */
-import * as XLSX from "@e965/xlsx"
 import { detect } from "./detect.js"
-import { extractDocx } from "./docx.js"
-import { extractHtml, extractImage, extractJson, extractSvg, extractTxt, extractXml } from "./formats.js"
-import { extractPdf } from "./pdf.js"
-import { extractPptx } from "./pptx.js"
-import { extractCsv, extractWorkbook } from "./sheet.js"
 import { ExtractFailure, type Extracted, type ExtractRequest, type Format } from "./types.js"
+
+// The extractors and their parsing libraries (pdf.js, SheetJS, mammoth, linkedom, tesseract)
+// load on first use: a process that never extracts a format (the CLI's own process, whose
+// extraction runs in worker processes) does not pay for loading it.
+const docx = () => import("./docx.js")
+const formats = () => import("./formats.js")
+const pdf = () => import("./pdf.js")
+const pptx = () => import("./pptx.js")
+const sheet = () => import("./sheet.js")
+const xlsx = () => import("@e965/xlsx")
 
 export * from "./types.js"
 
@@ -26,7 +30,8 @@ export const toFailure = (e: unknown): ExtractFailure => {
 
 type Cfb = { FullPaths: Array<string> }
 
-const compoundStreams = (data: Uint8Array): Array<string> => {
+const compoundStreams = async (data: Uint8Array): Promise<Array<string>> => {
+  const XLSX = await xlsx()
   try {
     const cfb = XLSX.CFB.read(data, { type: "array" }) as unknown as Cfb
     return cfb.FullPaths.map((p) => p.replace(/^Root Entry\//, "").replace(/\/$/, ""))
@@ -50,7 +55,8 @@ const decrypt = async (data: Uint8Array, password: string): Promise<Uint8Array> 
 
 /** Handles an OLE compound file: encrypted OOXML, XLS (maybe encrypted), or an old format. */
 const extractCompound = async (req: ExtractRequest, depth: number): Promise<Extracted> => {
-  const streams = compoundStreams(req.data)
+  const streams = await compoundStreams(req.data)
+  const { extractWorkbook } = await sheet()
   const password = req.options.password
   if (streams.includes("EncryptionInfo") && streams.includes("EncryptedPackage")) {
     if (password === undefined) {
@@ -77,38 +83,36 @@ const extractCompound = async (req: ExtractRequest, depth: number): Promise<Extr
   throw new ExtractFailure("unsupported", "this compound (OLE) file is not a supported document")
 }
 
-const byFormat = (format: Format, req: ExtractRequest): Promise<Extracted> => {
+const byFormat = async (format: Format, req: ExtractRequest): Promise<Extracted> => {
   const { data, options } = req
   switch (format) {
     case "pdf":
-      return extractPdf(data, options)
+      return (await pdf()).extractPdf(data, options)
     case "docx":
-      return extractDocx(data, options)
+      return (await docx()).extractDocx(data, options)
     case "pptx":
-      return extractPptx(data, options)
+      return (await pptx()).extractPptx(data, options)
     case "xlsx":
     case "xls":
-      return extractWorkbook(data, format, options)
+      return (await sheet()).extractWorkbook(data, format, options)
     case "csv":
-      return extractCsv(data, req.name)
+      return (await sheet()).extractCsv(data, req.name)
     case "json":
-      return extractJson(data)
+      return (await formats()).extractJson(data)
     case "xml":
-      return extractXml(data)
+      return (await formats()).extractXml(data)
     case "html":
-      return extractHtml(data)
+      return (await formats()).extractHtml(data)
     case "txt":
-      return extractTxt(data)
+      return (await formats()).extractTxt(data)
     case "svg":
-      return extractSvg(data, options)
+      return (await formats()).extractSvg(data, options)
     case "image":
-      return extractImage(data, options)
+      return (await formats()).extractImage(data, options)
     case "audio":
-      return Promise.reject(
-        new ExtractFailure(
-          "speech_unavailable",
-          "audio needs a speech-recognition service and none is configured for the local engine"
-        )
+      throw new ExtractFailure(
+        "speech_unavailable",
+        "audio needs a speech-recognition service and none is configured for the local engine"
       )
   }
 }
