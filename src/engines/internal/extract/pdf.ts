@@ -93,6 +93,9 @@ export const extractPdf = async (data: Uint8Array, options: ExtractOptions): Pro
     isEvalSupported: false,
     // decoded images come back as pixels (not ImageBitmaps), for images_only
     isOffscreenCanvasSupported: false,
+    // pdf.js does not decode an image over this many pixels (its default is no limit): a
+    // hostile PDF cannot make the worker allocate gigabytes for one picture
+    maxImageSize: limits.ocrPixels,
     useSystemFonts: false,
     disableFontFace: true,
     verbosity: 0
