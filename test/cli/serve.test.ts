@@ -5,6 +5,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { spawn } from "node:child_process"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import { join } from "node:path"
 import { repoRoot, runCli } from "../support/cli.js"
 
@@ -71,6 +73,46 @@ describe("effect-rag serve", () => {
       expect(server.output()).not.toContain("serve-test-key")
     } finally {
       await server.stop()
+    }
+  }, 90_000)
+
+  it("--gateway proxies chat completions to the configured deployment with its key, never printed", async () => {
+    const seen: Array<{ auth: string | undefined; body: string }> = []
+    const upstream = createServer((req, res) => {
+      let body = ""
+      req.on("data", (d: Buffer) => (body += d.toString()))
+      req.on("end", () => {
+        seen.push({ auth: req.headers.authorization, body })
+        res.writeHead(200, { "content-type": "application/json" })
+        res.end(JSON.stringify({
+          id: "c1",
+          object: "chat.completion",
+          created: 1,
+          model: "m",
+          choices: [{ index: 0, message: { role: "assistant", content: "proxied hello" }, finish_reason: "stop" }],
+          usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 }
+        }))
+      })
+    })
+    await new Promise<void>((ok) => upstream.listen(0, "127.0.0.1", ok))
+    const upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`
+    const server = await startServe(["--gateway"], { EFFECT_RAG_BASE_URL: upstreamUrl, EFFECT_RAG_API_KEY: "upstream-secret-key" })
+    try {
+      const r = await fetch(`${server.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "hi" }] })
+      })
+      expect(r.status).toBe(200)
+      expect(((await r.json()) as { choices: Array<{ message: { content: string } }> }).choices[0]!.message.content).toBe("proxied hello")
+      expect(seen).toHaveLength(1)
+      expect(seen[0]!.auth).toBe("Bearer upstream-secret-key")
+      expect(JSON.parse(seen[0]!.body)).toMatchObject({ model: "m", messages: [{ role: "user", content: "hi" }] })
+      expect(server.output()).toContain(upstreamUrl)
+      expect(server.output()).not.toContain("upstream-secret-key")
+    } finally {
+      await server.stop()
+      upstream.close()
     }
   }, 90_000)
 

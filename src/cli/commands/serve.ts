@@ -1,7 +1,7 @@
 /**
  * `effect-rag serve [--host H] [--port P] [--embedder none|use-lite|onnx:DIR|remote]
- * [--reranker none|onnx:DIR|remote] [--allow-private] [--config FILE]`: the self-hosted server of the API
- * (src/server/).
+ * [--reranker none|onnx:DIR|remote] [--allow-private] [--gateway] [--config FILE]`: the self-hosted server of
+ * the API (src/server/).
  *
  * It serves the local document engine (or the remote one with `EFFECT_RAG_UPLOAD=remote`), the
  * local web engine, the chosen embedder and reranker, and a model list of what it serves. With
@@ -10,15 +10,27 @@
  * reranker that was asked for and cannot load stops the start with its reason; endpoints with
  * nothing behind them answer 501.
  *
+ * With `--gateway`, the server also proxies the endpoints it has no local engine for (chat
+ * completions, image, video and music generation, AI search) to the deployment of
+ * `EFFECT_RAG_BASE_URL`, with `EFFECT_RAG_API_KEY` (the remote `Chat`, `Images`, `Video`,
+ * `Music` and `Search` layers). Without it they answer 501.
+ *
  * @since 0.1.0
  */
 import { Command, Options } from "@effect/cli"
 import { Config, Console, Context, Effect, Layer, Option } from "effect"
+import * as Chat from "../../api/Chat.js"
 import * as Embeddings from "../../api/Embeddings.js"
+import * as Images from "../../api/Images.js"
+import * as ApiHttp from "../../api/internal/ApiHttp.js"
 import * as Models from "../../api/Models.js"
+import * as Music from "../../api/Music.js"
 import * as Rerank from "../../api/Rerank.js"
+import * as Search from "../../api/Search.js"
+import * as Video from "../../api/Video.js"
 import * as LocalWeb from "../../engines/LocalWeb.js"
 import * as Layers from "../../Layers.js"
+import * as RagConfig from "../../RagConfig.js"
 import * as RagError from "../../RagError.js"
 import * as Server from "../../server/Server.js"
 import * as Shared from "../options.js"
@@ -39,10 +51,47 @@ const allowPrivate = Options.boolean("allow-private").pipe(
   Options.withDescription("let the web engine fetch private, loopback and link-local addresses (off: a client cannot make the server reach its own network)")
 )
 
+const gateway = Options.boolean("gateway").pipe(
+  Options.withDescription("also proxy chat completions, image, video and music generation and AI search to EFFECT_RAG_BASE_URL (with EFFECT_RAG_API_KEY); off: they answer 501")
+)
+
+/** The endpoints `--gateway` proxies. */
+const proxied = [
+  "POST /v1/chat/completions",
+  "POST /v1/images/generations",
+  "POST /v1/video_generation, GET /v1/query/video_generation, GET /v1/files/retrieve",
+  "POST /svc/submit/music, GET /svc/music/status/{id}",
+  "AI search (POST /v1/web)"
+]
+
+/** A URL fit for a log line: no user name or password in it. */
+const printable = (url: string): string => {
+  try {
+    const u = new URL(url)
+    u.username = ""
+    u.password = ""
+    return u.toString().replace(/\/$/, "")
+  } catch {
+    return "<invalid EFFECT_RAG_BASE_URL>"
+  }
+}
+
+/** Whether the upstream is this very server (a gateway to itself would loop). */
+const isSelf = (baseUrl: string, host: string, port: number): boolean => {
+  try {
+    const u = new URL(baseUrl)
+    const upstreamPort = u.port === "" ? (u.protocol === "https:" ? 443 : 80) : Number(u.port)
+    const loopback = ["127.0.0.1", "localhost", "[::1]", "0.0.0.0", "[::]"]
+    return upstreamPort === port && (u.hostname === host || (loopback.includes(u.hostname) && loopback.includes(host)))
+  } catch {
+    return false
+  }
+}
+
 const refuse = (message: string) => new RagError.ConfigurationError({ endpoint: "serve", message })
 
 /** The `serve` command. */
-export const command = Command.make("serve", { host, port, embedder, reranker, allowPrivate, config: Shared.config }, (o) =>
+export const command = Command.make("serve", { host, port, embedder, reranker, allowPrivate, gateway, config: Shared.config }, (o) =>
   Effect.gen(function*() {
     const apiKey = yield* Config.option(Config.redacted("EFFECT_RAG_SERVER_KEY"))
     const e = yield* resolveEmbedder(o.embedder)
@@ -53,7 +102,22 @@ export const command = Command.make("serve", { host, port, embedder, reranker, a
       ...(e.embedder ? [{ id: e.embedder.service.defaultModel, object: "model", owned_by: "effect-rag", type: "embedding" }] : []),
       ...(r.reranker ? [{ id: r.reranker.service.defaultModel, object: "model", owned_by: "effect-rag", type: "rerank" }] : [])
     ]
+    // the upstream of --gateway: the remote layers on the configured deployment (read once, so
+    // the start-up line names the URL they use)
+    const upstream = o.gateway ? Option.some(yield* RagConfig.settingsConfig) : Option.none()
+    if (Option.isSome(upstream) && isSelf(upstream.value.baseUrl, o.host, o.port)) {
+      return yield* refuse(`--gateway: EFFECT_RAG_BASE_URL (${printable(upstream.value.baseUrl)}) is this server itself`)
+    }
+    const gatewayServices = Option.match(upstream, {
+      onNone: () => Layer.empty,
+      onSome: (settings) =>
+        Layer.unwrapEffect(
+          Effect.map(Layers.remoteModelsConfig, (m) =>
+            Layer.mergeAll(Chat.layer({ model: m.chatModel }), Images.layer, Video.layer(), Music.layer(), Search.layer))
+        ).pipe(Layer.provide(ApiHttp.layer), Layer.provide(Layer.succeed(RagConfig.RagConfig, settings)))
+    })
     const services = Layer.mergeAll(
+      gatewayServices,
       // one document engine, shared by /upload and by the web engine (PDFs found while crawling)
       LocalWeb.layer({ allowPrivate: o.allowPrivate }).pipe(Layer.provideMerge(Layers.uploadFromConfig)),
       Models.layerList(models),
@@ -68,15 +132,20 @@ export const command = Command.make("serve", { host, port, embedder, reranker, a
       ...(e.embedder ? [`POST /v1/embeddings (${e.embedder.id})`] : []),
       ...(r.reranker ? [`POST /v1/rerank (${r.reranker.id})`] : [])
     ]
+    const gatewayLine = Option.match(upstream, {
+      onNone: () => "; chat, image, video and music generation answer 501 (no --gateway)",
+      onSome: (settings) => `; proxying to ${printable(settings.baseUrl)}: ${proxied.join("; ")}`
+    })
     yield* Console.error(
-      `effect-rag serve: ${Option.isSome(apiKey) ? "key required (EFFECT_RAG_SERVER_KEY)" : "open (no EFFECT_RAG_SERVER_KEY)"}; serving ${served.join("; ")}`
+      `effect-rag serve: ${Option.isSome(apiKey) ? "key required (EFFECT_RAG_SERVER_KEY)" : "open (no EFFECT_RAG_SERVER_KEY)"}; serving ${served.join("; ")}${gatewayLine}`
     )
     // The server serves what is in its context. The CLI's context also holds the remote
     // services (for the other commands), so the server starts from an empty one: it serves
-    // exactly the services above, never a remote API by accident.
+    // exactly the services above, never a remote API by accident (the --gateway ones are
+    // among them only when asked for).
     return yield* Layer.launch(
       Server.layer({ host: o.host, port: o.port, apiKey: Option.getOrUndefined(apiKey), logRequests: true }).pipe(
         Layer.provide(services)
       )
     ).pipe(Effect.mapInputContext((_: Context.Context<never>) => Context.empty()))
-  }).pipe(Shared.withConfigFile(o.config))).pipe(Command.withDescription("Serve the API from the local engines (src/server/): upload, web, embeddings, rerank, models."))
+  }).pipe(Shared.withConfigFile(o.config))).pipe(Command.withDescription("Serve the API from the local engines (src/server/): upload, web, embeddings, rerank, models; with --gateway also proxy the generative endpoints to EFFECT_RAG_BASE_URL."))
