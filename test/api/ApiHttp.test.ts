@@ -102,6 +102,14 @@ describe("ApiHttp errors and secrets", () => {
       expect(error.message).toContain("[redacted]")
     }))
 
+  it.scopedLive("credentials written into the base URL appear in no error text", () =>
+    Effect.gen(function*() {
+      const server = yield* startServer(() => ({ json: modelList }))
+      const withCredentials = server.url.replace("http://", "http://alice:s3cret-pass@")
+      const error = yield* Effect.flip(listModels(withCredentials, { maxRetries: 0 }))
+      for (const text of [error.message, String(error), JSON.stringify(error)]) expect(text).not.toContain("s3cret-pass")
+    }))
+
   it.scopedLive("unreachable host: TransportError after the retries", () =>
     Effect.gen(function*() {
       // A port that was just free: nothing listens there.

@@ -94,11 +94,13 @@ export const make = Effect.gen(function*() {
   const settings = yield* RagConfig.RagConfig
   const httpClient = yield* HttpClient.HttpClient
   const keyText = Option.map(settings.apiKey, Redacted.value)
+  // the key, and any credentials written into a URL (`http://user:password@host`), never reach
+  // an error text: the URL a request failed on is often quoted by the platform's own message
   const scrub = (text: string): string =>
     Option.match(keyText, {
       onNone: () => text,
       onSome: (key) => (key.length >= 4 ? text.split(key).join("[redacted]") : text)
-    })
+    }).replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^/\s@]+@/gi, "$1[redacted]@")
   const hosts: Record<Host, string> = { base: settings.baseUrl, upload: settings.uploadUrl, crawl: settings.crawlUrl }
   const trustedOrigins = new Set(
     Object.values(hosts).flatMap((h) => {
@@ -130,7 +132,7 @@ export const make = Effect.gen(function*() {
         return yield* new RagError.InvalidRequest({
           endpoint: call.endpoint,
           path: "url",
-          message: `${call.endpoint}: invalid URL ${url}`
+          message: scrub(`${call.endpoint}: invalid URL ${url}`)
         })
       }
       const sendKey = trustedOrigins.has(origin)
