@@ -342,7 +342,10 @@ describe("server: generative endpoints as a gateway", () => {
       expect(submits().length).toBe(before + 1)
       expect(yield* post("k-2")).toEqual({ task_id: "task-4", base_resp: ok })
 
-      // our server sends the upstream a key of its own, the same on its retry of a failed attempt
+      // the client's key is passed on: the upstream saw "k-1" and "k-2"
+      expect(submits().slice(-2).map((r) => r.headers["idempotency-key"])).toEqual(["k-1", "k-2"])
+
+      // the client's key reaches the upstream, the same on our server's retry of a failed attempt
       const flaky = yield* video.submit({ model: "flaky", prompt: "p" })
       expect(flaky.task_id).toBe("task-5")
       const [first, retry] = submits().slice(-2)

@@ -9,6 +9,7 @@ import {
   Context,
   Duration,
   Effect,
+  FiberRef,
   Layer,
   Option,
   ParseResult,
@@ -88,6 +89,14 @@ export const retryPolicy = (settings: RagConfig.Settings) =>
       )
     )
   )
+
+/**
+ * The `Idempotency-Key` of the task-creating calls (video, music, crawl start) made inside
+ * `Effect.locally(IdempotencyKey, Option.some(key))`. By default each call makes its own key. A
+ * gateway (this library's server) passes its client's key on, so a retry that reaches the
+ * upstream through it is recognised there too.
+ */
+export const IdempotencyKey: FiberRef.FiberRef<Option.Option<string>> = FiberRef.unsafeMake(Option.none<string>())
 
 /** Builds the client from settings and an `HttpClient`. */
 export const make = Effect.gen(function*() {
@@ -203,10 +212,12 @@ export const make = Effect.gen(function*() {
       )
     })
 
-  const withRetries = <A>(call: Call, f: (idempotencyKey: string | undefined) => Effect.Effect<A, RagError.ApiError>) => {
-    const key = call.idempotent ? randomUUID() : undefined
-    return f(key).pipe(Effect.retry(retryPolicy(settings)))
-  }
+  // one key per call, the same on each of its retries: the caller's (see `IdempotencyKey`) or a new one
+  const withRetries = <A>(call: Call, f: (idempotencyKey: string | undefined) => Effect.Effect<A, RagError.ApiError>) =>
+    Effect.flatMap(FiberRef.get(IdempotencyKey), (given) => {
+      const key = call.idempotent ? Option.getOrElse(given, () => randomUUID()) : undefined
+      return f(key).pipe(Effect.retry(retryPolicy(settings)))
+    })
 
   const readBody = (call: Call, response: HttpClientResponse.HttpClientResponse) =>
     response.arrayBuffer.pipe(

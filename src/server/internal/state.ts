@@ -4,6 +4,7 @@
  * look it up optionally, so `Server.app` also runs without it (no bound, no replay).
  */
 import { Context, Deferred, Effect, Exit, Option } from "effect"
+import { IdempotencyKey } from "../../api/internal/ApiHttp.js"
 
 /** Options of the shared state. */
 export interface Options {
@@ -23,7 +24,8 @@ export interface Service {
    * Runs a task-creating request once per `key` (scoped by `scope`, e.g. the endpoint): a
    * request with a key seen before gets the first answer again (waiting for it if it is still
    * being made) instead of creating a second task. A failed first attempt is forgotten, so a
-   * retry runs again. Without a key, the effect just runs.
+   * retry runs again. The key is passed on to the remote calls the effect makes, so an upstream
+   * deployment recognises the retry too. Without a key, the effect just runs.
    */
   readonly idempotent: <A, E, R>(
     scope: string,
@@ -59,7 +61,8 @@ export const make = (options: Options = {}): Effect.Effect<Service> =>
             if (seen !== undefined) return yield* restore(Deferred.await(seen.answer as Deferred.Deferred<A, E>))
             const answer = yield* Deferred.make<A, E>()
             entries.set(id, { at: now, answer: answer as Deferred.Deferred<unknown, unknown> })
-            const exit = yield* Effect.exit(restore(effect))
+            // an upstream behind a remote layer gets the client's key too (see ApiHttp.IdempotencyKey)
+            const exit = yield* Effect.exit(restore(Effect.locally(effect, IdempotencyKey, Option.some(key))))
             if (Exit.isFailure(exit)) entries.delete(id)
             yield* Deferred.done(answer, exit)
             return yield* exit
