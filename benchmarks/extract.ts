@@ -9,12 +9,12 @@
  * median counts. Images are read with OCR (`enable_ocr=true`).
  */
 import { Effect } from "effect"
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
-import { basename, dirname, join } from "node:path"
-import { fileURLToPath } from "node:url"
+import { readFileSync } from "node:fs"
+import { basename, join } from "node:path"
 import * as Upload from "../src/api/Upload.js"
 import * as LocalFiles from "../src/engines/LocalFiles.js"
 import { sharedPath } from "../src/internal/shared.js"
+import { resultsPath, runInfo, writeReport } from "./internal/results.js"
 
 interface Entry {
   readonly path: string
@@ -112,24 +112,13 @@ console.log(line(header))
 for (const r of table) console.log(line(r))
 console.log(`peak RSS ${peak} MB; median of ${runs} runs per file after a warm-up; node ${process.version}`)
 
-const out = join(dirname(fileURLToPath(import.meta.url)), "results", "extract.json")
-mkdirSync(dirname(out), { recursive: true })
-writeFileSync(
-  out,
-  JSON.stringify(
-    {
-      date: new Date().toISOString(),
-      node: process.version,
-      platform: `${process.platform}-${process.arch}`,
-      runs,
-      isolation: "inline",
-      wallSeconds: (Date.now() - started) / 1000,
-      peakRssMb: peak,
-      formats: rows,
-      files: perFile
-    },
-    null,
-    2
-  ) + "\n"
-)
+const out = writeReport(resultsPath("extract"), {
+  ...runInfo(),
+  runs,
+  isolation: "inline",
+  wallSeconds: (Date.now() - started) / 1000,
+  peakRssMb: peak,
+  formats: rows,
+  files: perFile
+})
 console.log(`wrote ${out}`)

@@ -28,6 +28,7 @@ import { createInterface } from "node:readline"
 import { fileURLToPath } from "node:url"
 import * as ingest from "../src/cli/commands/ingest.js"
 import { packageRoot, sharedPath } from "../src/internal/shared.js"
+import { resultsPath, writeReport } from "./internal/results.js"
 
 // =============================================================================
 // Child: the CLI path
@@ -186,8 +187,7 @@ async function main() {
     cases: results,
     rssRatio50kOver5k: ratio
   }
-  const path = join(packageRoot(), "benchmarks", "results", "ingest.json")
-  writeFileSync(path, JSON.stringify(out, null, 2) + "\n")
+  const path = writeReport(resultsPath("ingest"), out)
   console.log(`wrote ${path}`)
 }
 

@@ -9,11 +9,11 @@
  */
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Effect } from "effect"
-import { mkdirSync, writeFileSync } from "node:fs"
-import { dirname, join, resolve } from "node:path"
+import { resolve } from "node:path"
 import * as Runner from "../src/bench/Runner.js"
 import { fullTextSweep, fusionSweep, parseFusion, resolveEmbedder, resolveReranker } from "../src/cli/commands/bench.js"
-import { packageRoot, sharedPath } from "../src/internal/shared.js"
+import { sharedPath } from "../src/internal/shared.js"
+import { resultsPath, writeReport } from "./internal/results.js"
 
 const args = process.argv.slice(2)
 const flag = (name: string): string | undefined => {
@@ -21,7 +21,7 @@ const flag = (name: string): string | undefined => {
   return i === -1 ? undefined : args[i + 1]
 }
 const dataset = resolve(flag("dataset") ?? process.env["EFFECT_RAG_BENCH_DATASET"] ?? sharedPath("bench", "scifact"))
-const jsonPath = resolve(flag("json") ?? join(packageRoot(), "benchmarks", "results", "retrieval.json"))
+const jsonPath = resolve(flag("json") ?? resultsPath("retrieval"))
 const embedderSpec = flag("embedder") ?? "none"
 const passageWords = Number(flag("passage-words") ?? "0")
 const rerankerSpec = flag("reranker") ?? "none"
@@ -51,8 +51,7 @@ const program = Effect.gen(function*() {
   })
   process.stderr.write("\n")
   console.log(Runner.table(report))
-  mkdirSync(dirname(jsonPath), { recursive: true })
-  writeFileSync(jsonPath, JSON.stringify(report, null, 2) + "\n")
+  writeReport(jsonPath, report)
   console.log(`wrote ${jsonPath}`)
 }).pipe(Effect.scoped, Effect.provide(NodeContext.layer))
 

@@ -29,10 +29,9 @@
  * average at start and end, peak RSS of this process; the extraction processes not included).
  */
 import { Context, Effect, Layer, Logger, LogLevel, type Scope } from "effect"
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { readFileSync } from "node:fs"
 import { cpus, loadavg, totalmem } from "node:os"
-import { basename, dirname, join } from "node:path"
-import { fileURLToPath } from "node:url"
+import { basename, join } from "node:path"
 import * as Embeddings from "../src/api/Embeddings.js"
 import * as ApiHttp from "../src/api/internal/ApiHttp.js"
 import * as Models from "../src/api/Models.js"
@@ -42,6 +41,7 @@ import * as UseLiteEmbeddings from "../src/engines/UseLiteEmbeddings.js"
 import { sharedPath } from "../src/internal/shared.js"
 import * as RagConfig from "../src/RagConfig.js"
 import * as Server from "../src/server/Server.js"
+import { resultsPath, runInfo, writeReport } from "./internal/results.js"
 
 // =============================================================================
 // Settings
@@ -553,40 +553,29 @@ console.log(
     `load average at start ${loadStart.join(" ")}, at end ${loadEnd.join(" ")}`
 )
 
-const out = join(dirname(fileURLToPath(import.meta.url)), "results", "server.json")
-mkdirSync(dirname(out), { recursive: true })
-writeFileSync(
-  out,
-  JSON.stringify(
-    {
-      date: new Date().toISOString(),
-      node: process.version,
-      platform: `${process.platform}-${process.arch}`,
-      cpus: cpus().length,
-      cpuModel: cpus()[0]?.model,
-      totalMemMiB: Math.round(totalmem() / 1024 / 1024),
-      loadAverageStart: loadStart,
-      loadAverageEnd: loadEnd,
-      peakRssMb,
-      wallSeconds,
-      setup: "server and clients in one Node process, real HTTP over loopback (127.0.0.1); remote clients with maxRetries 0",
-      settings: {
-        parts: only,
-        runs,
-        concurrencyFile,
-        concurrentUploads,
-        uploadBounds,
-        engineProcesses,
-        embedBatches,
-        embedRequests,
-        embedBudgetMs,
-        floorRequests,
-        floorConcurrency
-      },
-      ...results
-    },
-    null,
-    2
-  ) + "\n"
-)
+const out = writeReport(resultsPath("server"), {
+  ...runInfo(),
+  cpus: cpus().length,
+  cpuModel: cpus()[0]?.model,
+  totalMemMiB: Math.round(totalmem() / 1024 / 1024),
+  loadAverageStart: loadStart,
+  loadAverageEnd: loadEnd,
+  peakRssMb,
+  wallSeconds,
+  setup: "server and clients in one Node process, real HTTP over loopback (127.0.0.1); remote clients with maxRetries 0",
+  settings: {
+    parts: only,
+    runs,
+    concurrencyFile,
+    concurrentUploads,
+    uploadBounds,
+    engineProcesses,
+    embedBatches,
+    embedRequests,
+    embedBudgetMs,
+    floorRequests,
+    floorConcurrency
+  },
+  ...results
+})
 console.log(`wrote ${out}`)

@@ -22,7 +22,7 @@ import { Effect, Layer, Redacted } from "effect"
 import { timingSafeEqual } from "node:crypto"
 import { createServer } from "node:http"
 import * as State from "./internal/state.js"
-import { errorResponse } from "./internal/wire.js"
+import { errorResponse, tcpUrl } from "./internal/wire.js"
 import * as GenerativeRoutes from "./routes/generative.js"
 import * as ModelRoutes from "./routes/models.js"
 import * as UploadRoutes from "./routes/upload.js"
@@ -110,8 +110,6 @@ export const layer = (options: ListenOptions = {}) =>
 /** The address a running server listens on, as a base URL (for tests and logs). */
 export const baseUrl = HttpServer.addressWith((address) =>
   Effect.succeed(
-    address._tag === "TcpAddress"
-      ? `http://${address.hostname.includes(":") ? `[${address.hostname}]` : address.hostname}:${address.port}`
-      : `unix://${address.path}`
+    address._tag === "TcpAddress" ? tcpUrl(address.hostname, address.port) : `unix://${address.path}`
   )
 )

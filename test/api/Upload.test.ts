@@ -1,15 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Redacted } from "effect"
 import * as Upload from "../../src/api/Upload.js"
-import { clientLayer, startServer, testKey, type Handler, type Received } from "../support/server.js"
-
-/** Parses the multipart body the server received with the platform's own parser (undici). */
-const formOf = (req: Received) =>
-  new Request("http://x/", {
-    method: "POST",
-    headers: { "content-type": String(req.headers["content-type"]) },
-    body: req.body
-  }).formData()
+import { clientLayer, formOf, startServer, testKey, type Handler } from "../support/server.js"
 
 const embeddingsBody = {
   id: "req-1",

@@ -15,7 +15,7 @@ import { createCanvas, loadImage } from "@napi-rs/canvas"
 import { Effect, Layer } from "effect"
 import * as Upload from "../../src/api/Upload.js"
 import * as LocalFiles from "../../src/engines/LocalFiles.js"
-import { clientLayer, startServer, type Received } from "../support/server.js"
+import { clientLayer, formOf, startServer } from "../support/server.js"
 import { fixtureFile, manifest } from "./fixtures.js"
 
 const collapse = (s: string) => s.replace(/\s+/g, " ")
@@ -169,10 +169,3 @@ describe("audio", () => {
       expect(e._tag === "ExtractionError" ? e.reason : e._tag).toBe("speech_unavailable")
     }))
 })
-
-const formOf = (req: Received) =>
-  new Request("http://x/", {
-    method: "POST",
-    headers: { "content-type": String(req.headers["content-type"]) },
-    body: req.body
-  }).formData()

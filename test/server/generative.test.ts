@@ -15,8 +15,7 @@ import * as Images from "../../src/api/Images.js"
 import * as Music from "../../src/api/Music.js"
 import * as Video from "../../src/api/Video.js"
 import type * as RagConfig from "../../src/RagConfig.js"
-import * as Server from "../../src/server/Server.js"
-import { clientLayer, type Received, type Reply, startServer } from "../support/server.js"
+import { clientLayer, type Received, type Reply, serveOurs, startServer } from "../support/server.js"
 
 // =============================================================================
 // Upstream fake
@@ -160,12 +159,6 @@ const upstreamHandler = () => {
 // Our server
 // =============================================================================
 
-/** Starts our server on a free loopback port with the given services; its base URL. */
-const serve = <R>(services: Layer.Layer<R>) =>
-  Effect.gen(function*() {
-    const ctx = yield* Layer.build(Server.layer({ port: 0 }).pipe(Layer.provide(services)))
-    return yield* Effect.provide(Server.baseUrl, ctx)
-  })
 
 /** Starts the upstream, then our server as a gateway to it (server→upstream client options). */
 const gateway = (upstreamOptions: RagConfig.Options = {}) =>
@@ -174,7 +167,7 @@ const gateway = (upstreamOptions: RagConfig.Options = {}) =>
     const services = Layer.mergeAll(Chat.layer(), Images.layer, Video.layer(), Music.layer()).pipe(
       Layer.provide(clientLayer(upstream.url, upstreamOptions))
     )
-    const url = yield* serve(services)
+    const url = yield* serveOurs(services)
     return { upstream, url }
   })
 
@@ -389,7 +382,7 @@ describe("server: generative endpoints as a gateway", () => {
 
   it.scopedLive("with no services, every generative route answers 501 saying so", () =>
     Effect.gen(function*() {
-      const url = yield* serve(Layer.empty)
+      const url = yield* serveOurs(Layer.empty)
       const routes: ReadonlyArray<readonly [string, string, string]> = [
         ["POST", "/v1/chat/completions", "no chat completion engine"],
         ["POST", "/v1/images/generations", "no image generation engine"],

@@ -11,25 +11,18 @@ import * as Embeddings from "../../src/api/Embeddings.js"
 import * as Models from "../../src/api/Models.js"
 import * as Rerank from "../../src/api/Rerank.js"
 import * as UseLiteEmbeddings from "../../src/engines/UseLiteEmbeddings.js"
-import * as Server from "../../src/server/Server.js"
-import { clientLayer } from "../support/server.js"
+import { clientLayer, serveOurs } from "../support/server.js"
 
 const modelList: ReadonlyArray<Models.ModelRecord> = [
   { id: UseLiteEmbeddings.modelId, object: "model", owned_by: "effect-rag", type: "embedding" }
 ]
 
-/** Starts our server on a free loopback port with the given services; its base URL. */
-const serve = <R>(services: Layer.Layer<R>, options: Server.Options = {}) =>
-  Effect.gen(function*() {
-    const ctx = yield* Layer.build(Server.layer({ ...options, port: 0 }).pipe(Layer.provide(services)))
-    return yield* Effect.provide(Server.baseUrl, ctx)
-  })
 
 describe("server: embeddings, rerank, models", () => {
   it.scopedLive("the remote Embeddings client gets the local engine's vectors, in float and base64", () =>
     Effect.gen(function*() {
       const local = yield* UseLiteEmbeddings.make()
-      const url = yield* serve(Layer.mergeAll(Layer.succeed(Embeddings.Embeddings, local), Models.layerList(modelList)))
+      const url = yield* serveOurs(Layer.mergeAll(Layer.succeed(Embeddings.Embeddings, local), Models.layerList(modelList)))
       const remote = yield* Effect.provide(Embeddings.make({ model: local.defaultModel, dimension: local.dimension }), clientLayer(url))
       const texts = ["A cat sat on the mat.", "Stock markets fell sharply.", ""]
       const direct = yield* local.embed(texts)
@@ -51,7 +44,7 @@ describe("server: embeddings, rerank, models", () => {
 
   it.scopedLive("an endpoint with no service behind it answers 501; unknown paths 404; bad bodies 400", () =>
     Effect.gen(function*() {
-      const url = yield* serve(Models.layerList([]))
+      const url = yield* serveOurs(Models.layerList([]))
       const rerank = yield* Effect.provide(Rerank.make(), clientLayer(url))
       const e = yield* Effect.flip(rerank.rerank({ model: "m", query: "q", documents: ["a"] }))
       expect(e._tag).toBe("ServerError")
@@ -67,7 +60,7 @@ describe("server: embeddings, rerank, models", () => {
       expect(notFound.status).toBe(404)
       expect(yield* Effect.promise(() => notFound.json())).toMatchObject({ error: { type: "not_found_error" } })
 
-      const embeddingsUrl = yield* serve(Layer.succeed(Embeddings.Embeddings, yield* UseLiteEmbeddings.make()))
+      const embeddingsUrl = yield* serveOurs(Layer.succeed(Embeddings.Embeddings, yield* UseLiteEmbeddings.make()))
       const bad = yield* Effect.promise(() =>
         fetch(`${embeddingsUrl}/v1/embeddings`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ input: 42 }) })
       )
@@ -82,7 +75,7 @@ describe("server: embeddings, rerank, models", () => {
   it.scopedLive("with a key configured, requests need it; the key never comes back", () =>
     Effect.gen(function*() {
       const key = "server-secret-key-123"
-      const url = yield* serve(Models.layerList(modelList), { apiKey: Redacted.make(key) })
+      const url = yield* serveOurs(Models.layerList(modelList), { apiKey: Redacted.make(key) })
       const list = (apiKey: string) =>
         Effect.flatMap(Models.Models, (m) => m.list).pipe(
           Effect.provide(Models.layer.pipe(Layer.provide(clientLayer(url, { apiKey: Redacted.make(apiKey) }))))

@@ -14,22 +14,15 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as Upload from "../../src/api/Upload.js"
 import * as LocalFiles from "../../src/engines/LocalFiles.js"
-import * as Server from "../../src/server/Server.js"
-import { failureStatus } from "../../src/server/routes/upload.js"
+import { failureStatus } from "../../src/server/internal/wire.js"
 import { fixtureFile, manifest } from "../engines/fixtures.js"
-import { clientLayer, startServer } from "../support/server.js"
+import { clientLayer, serveOurs, startServer } from "../support/server.js"
 import { eventually } from "../support/time.js"
 
 // =============================================================================
 // Helpers
 // =============================================================================
 
-/** Starts our server on a free loopback port with the given services; its base URL. */
-const serve = <R>(services: Layer.Layer<R>) =>
-  Effect.gen(function*() {
-    const ctx = yield* Layer.build(Server.layer({ port: 0 }).pipe(Layer.provide(services)))
-    return yield* Effect.provide(Server.baseUrl, ctx)
-  })
 
 /** The REMOTE upload client, pointed at a server for both hosts. */
 const remoteAt = (url: string) => Effect.provide(Upload.make, clientLayer(url, { uploadUrl: url }))
@@ -179,7 +172,7 @@ const corpus = Layer.scoped(
   Effect.gen(function*() {
     // two extraction processes: each test runs the engine directly and through the server at once
     const local = yield* LocalFiles.make({ timeout: "60 seconds", concurrency: 2 })
-    const url = yield* serve(Layer.succeed(Upload.Upload, local))
+    const url = yield* serveOurs(Layer.succeed(Upload.Upload, local))
     const remote = yield* remoteAt(url)
     return { local, remote, url }
   })
@@ -308,7 +301,7 @@ describe("server: upload limits and bad requests", () => {
   it.scopedLive("a file of exactly 50 MiB is accepted; one over is refused by the client before sending", () =>
     Effect.gen(function*() {
       const engine = recordingEngine()
-      const url = yield* serve(engine.layer)
+      const url = yield* serveOurs(engine.layer)
       const remote = yield* remoteAt(url)
       const atLimit: Upload.UploadFile = { name: "big.bin", data: new Uint8Array(Upload.maxFileBytes), type: "application/x-test" }
       const result = yield* remote.extract(atLimit, { text_only: true })
@@ -322,7 +315,7 @@ describe("server: upload limits and bad requests", () => {
   it.scopedLive("a body just over the limit is a 413 in the upload error body; the engine never sees it", () =>
     Effect.gen(function*() {
       const engine = recordingEngine()
-      const url = yield* serve(engine.layer)
+      const url = yield* serveOurs(engine.layer)
       // streamed (no Content-Length): the parser takes it in, the size on disk refuses it
       const streamed = yield* rawPost(`${url}/upload`, multipartHeaders, fileBody("big.pdf", Upload.maxFileBytes + 1))
       expectUploadError(streamed, 413)
@@ -344,7 +337,7 @@ describe("server: upload limits and bad requests", () => {
   it.scopedLive("an endless body is refused once over the limit, not read to its end", () =>
     Effect.gen(function*() {
       const engine = recordingEngine()
-      const url = yield* serve(engine.layer)
+      const url = yield* serveOurs(engine.layer)
       const total = 4 * Upload.maxFileBytes
       const response = yield* rawPost(`${url}/upload`, multipartHeaders, fileBody("endless.pdf", total))
       expectUploadError(response, 413)
@@ -360,7 +353,7 @@ describe("server: upload limits and bad requests", () => {
   it.scopedLive("a form without a file, a body that is not multipart, a bad boolean: 400 in the upload error body", () =>
     Effect.gen(function*() {
       const engine = recordingEngine()
-      const url = yield* serve(engine.layer)
+      const url = yield* serveOurs(engine.layer)
       const noFile = yield* rawPost(`${url}/upload`, multipartHeaders, whole(closing({ page_based: "true" }).subarray(2)))
       expectUploadError(noFile, 400)
       expect(noFile.json).toMatchObject({ code: "missing_file", error: expect.stringContaining("\"file\"") })
@@ -396,7 +389,7 @@ describe("server: upload limits and bad requests", () => {
 
   it.scopedLive("a server given no Upload service answers 501", () =>
     Effect.gen(function*() {
-      const url = yield* serve(Layer.empty)
+      const url = yield* serveOurs(Layer.empty)
       const remote = yield* remoteAt(url)
       const file = fixtureFile("json/us_presidents.json")
       const calls: Array<Effect.Effect<unknown, Upload.UploadError>> = [
@@ -453,7 +446,7 @@ describe("server: temp files of an upload", () => {
     Effect.gen(function*() {
       const dir = yield* privateTmp
       const engine = recordingEngine(dir)
-      const url = yield* serve(engine.layer)
+      const url = yield* serveOurs(engine.layer)
       let release = () => {}
       const gate = new Promise<void>((resolve) => (release = resolve))
       const fiber = yield* Effect.fork(rawPost(`${url}/upload`, multipartHeaders, pausedBody(gate)))
@@ -470,7 +463,7 @@ describe("server: temp files of an upload", () => {
     Effect.gen(function*() {
       const dir = yield* privateTmp
       const engine = recordingEngine(dir)
-      const url = yield* serve(engine.layer)
+      const url = yield* serveOurs(engine.layer)
       const fiber = yield* Effect.fork(rawPost(`${url}/upload`, multipartHeaders, pausedBody(new Promise<void>(() => {}))))
       yield* eventually(() => tempFiles(dir).some((f) => f.size > 0), "the upload's temp file")
       yield* Fiber.interrupt(fiber)
@@ -542,8 +535,7 @@ describe("server: the upload bound", () => {
           return { status: true, content: file.name, type: "text", error: "" } satisfies Upload.StandardResult
         })
       const engine = Layer.succeed(Upload.Upload, Upload.Upload.of({ extract: slow, files: slow, extractChunks: () => Effect.die(new Error("not used")) }))
-      const ctx = yield* Layer.build(Server.layer({ port: 0, maxConcurrentUploads: 1 }).pipe(Layer.provide(engine)))
-      const url = yield* Effect.provide(Server.baseUrl, ctx)
+      const url = yield* serveOurs(engine, { maxConcurrentUploads: 1 })
       const post = (name: string) =>
         Effect.promise(async () => {
           const form = new FormData()

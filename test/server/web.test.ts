@@ -14,9 +14,8 @@ import * as Web from "../../src/api/Web.js"
 import * as LocalWeb from "../../src/engines/LocalWeb.js"
 import type { WebRouting } from "../../src/RagConfig.js"
 import * as RagError from "../../src/RagError.js"
-import * as Server from "../../src/server/Server.js"
 import { type Site, startSite } from "../engines/web/site.js"
-import { clientLayer, testKey } from "../support/server.js"
+import { clientLayer, serveOurs, testKey } from "../support/server.js"
 
 /** A document engine for the site's PDF (the web engine hands it non-HTML pages). */
 const upload = Layer.succeed(
@@ -41,12 +40,6 @@ const engineOptions: LocalWeb.Options = {
 
 const localWeb = LocalWeb.layer(engineOptions).pipe(Layer.provide(upload))
 
-/** Starts our server on a free loopback port with the given services; its base URL. */
-const serve = <R>(services: Layer.Layer<R>, options: Server.Options = {}) =>
-  Effect.gen(function*() {
-    const ctx = yield* Layer.build(Server.layer({ ...options, port: 0 }).pipe(Layer.provide(services)))
-    return yield* Effect.provide(Server.baseUrl, ctx)
-  })
 
 /** The client options that point every web operation at our server, in a routing. */
 const clientOptions = (url: string, webRouting: WebRouting) => ({ crawlUrl: url, webRouting })
@@ -94,7 +87,7 @@ for (const routing of ["firecrawl", "single"] as const) {
     it.scopedLive("scrape and map give what the local engine gives", () =>
       Effect.gen(function*() {
         const site = yield* startSite
-        const url = yield* serve(localWeb)
+        const url = yield* serveOurs(localWeb)
         const remote = yield* remoteWeb(url, routing)
         const direct = yield* LocalWeb.make(engineOptions).pipe(Effect.provide(upload))
 
@@ -121,7 +114,7 @@ for (const routing of ["firecrawl", "single"] as const) {
       Effect.gen(function*() {
         const site = yield* startSite
         // with a key required, following a next link only works when it has the client's origin
-        const url = yield* serve(localWeb, { apiKey: Redacted.make(testKey) })
+        const url = yield* serveOurs(localWeb, { apiKey: Redacted.make(testKey) })
         const remote = yield* remoteWeb(url, routing)
 
         const started = yield* remote.crawl({ url: `${site.origin}/` })
@@ -147,7 +140,7 @@ for (const routing of ["firecrawl", "single"] as const) {
     it.scopedLive("a running crawl is cancelled; an unknown job is NotFound", () =>
       Effect.gen(function*() {
         const site = yield* startSite
-        const url = yield* serve(localWeb)
+        const url = yield* serveOurs(localWeb)
         const remote = yield* remoteWeb(url, routing)
 
         // /slow answers after the page time-out: the crawl is still running when cancelled
@@ -170,7 +163,7 @@ for (const routing of ["firecrawl", "single"] as const) {
     it.scopedLive("bad requests are BadRequest naming the field; AI search with no Search service is a 501", () =>
       Effect.gen(function*() {
         const site = yield* startSite
-        const url = yield* serve(localWeb)
+        const url = yield* serveOurs(localWeb)
         const remote = yield* remoteWeb(url, routing)
         const http = yield* rawClient(url, routing)
 
@@ -207,7 +200,7 @@ describe("server: web envelopes and links", () => {
   it.scopedLive("a crawl start retried with the same Idempotency-Key gets the first job, in both routings", () =>
     Effect.gen(function*() {
       const site = yield* startSite
-      const url = yield* serve(localWeb)
+      const url = yield* serveOurs(localWeb)
       const start = (path: string, body: Record<string, unknown>, key?: string) =>
         Effect.promise(async () => {
           const r = await fetch(`${url}${path}`, {
@@ -232,7 +225,7 @@ describe("server: web envelopes and links", () => {
   it.scopedLive("single routing: an unknown or missing operation and a foreign next are 400; firecrawl: a bad skip", () =>
     Effect.gen(function*() {
       const site = yield* startSite
-      const url = yield* serve(localWeb)
+      const url = yield* serveOurs(localWeb)
       const http = yield* rawClient(url, "single")
       const post = (value: unknown) =>
         Effect.flip(http.json({ endpoint: "POST /v1/web", method: "POST", host: "crawl", path: "/v1/web", body: { _tag: "Json", value }, auth: "optional" }, Schema.Unknown))
@@ -304,7 +297,7 @@ describe("server: web envelopes and links", () => {
           scrape: () => notUsed("scrape")
         })
       )
-      const url = yield* serve(engine)
+      const url = yield* serveOurs(engine)
       for (const routing of ["firecrawl", "single"] as const) {
         const remote = yield* remoteWeb(url, routing)
         const started = yield* remote.crawl({ url: "https://example.test/" })

@@ -7,6 +7,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net"
 import * as ApiHttp from "../../src/api/internal/ApiHttp.js"
 import * as RagConfig from "../../src/RagConfig.js"
+import * as Server from "../../src/server/Server.js"
 
 /** A request as the server received it, body included. */
 export interface Received {
@@ -97,6 +98,14 @@ export const startServer = (handler: Handler): Effect.Effect<TestServer, never, 
       })
   ).pipe(Effect.map(({ state }) => state))
 
+/** Parses the multipart body the server received with the platform's own parser (undici). */
+export const formOf = (req: Received): Promise<FormData> =>
+  new Request("http://x/", {
+    method: "POST",
+    headers: { "content-type": String(req.headers["content-type"]) },
+    body: req.body
+  }).formData()
+
 /** A fast retry policy so failure tests do not sleep for real. */
 export const fastRetries: RagConfig.Options = { retryBaseDelay: "1 millis", maxRetries: 2 }
 
@@ -106,3 +115,13 @@ export const clientLayer = (url: string, options: RagConfig.Options = {}): Layer
 
 /** The API key the test client sends. */
 export const testKey = "sk-test-secret-key"
+
+/**
+ * Starts OUR server (src/server/) on a free loopback port with the given services, for the
+ * scope of the test; its base URL.
+ */
+export const serveOurs = <R>(services: Layer.Layer<R>, options: Server.Options = {}) =>
+  Effect.gen(function*() {
+    const ctx = yield* Layer.build(Server.layer({ ...options, port: 0 }).pipe(Layer.provide(services)))
+    return yield* Effect.provide(Server.baseUrl, ctx)
+  })

@@ -86,11 +86,29 @@ export const fromError = (e: RagError.ApiError | RagError.ExtractionError | RagE
     case "TaskFailed":
       return { status: 500, message: e.message, type: "task_failed", code: e.status }
     case "ExtractionError":
-      return e.reason === "too_large"
-        ? { status: 413, message: e.message, type: "payload_too_large", code: e.reason }
-        : { status: 422, message: e.message, type: "extraction_error", code: e.reason }
+      return { status: failureStatus(e.reason), message: e.message, type: "extraction_error", code: e.reason }
   }
 }
+
+/**
+ * The status of an extraction failure, as `wire-conventions.md` fixes it for upload: 400 for
+ * a file that cannot be read as given (encrypted, corrupt, unsupported, over a parse limit),
+ * 413 too large, 500 a processing error (time-out, OCR or speech not available, other).
+ */
+export const failureStatus = (reason: RagError.ExtractionError["reason"]): number => {
+  switch (reason) {
+    case "too_large":
+      return 413
+    case "timeout":
+    case "ocr_unavailable":
+    case "speech_unavailable":
+    case "processing_failed":
+      return 500
+    default:
+      return 400
+  }
+}
+
 
 /** Reads a JSON request body against a schema; a body that does not decode is a 400. */
 export const jsonBody = <A, I>(endpoint: string, schema: Schema.Schema<A, I>) =>
@@ -125,3 +143,7 @@ export const service = <I, S>(tag: Context.Tag<I, S>, endpoint: string, what: st
       onNone: () => Effect.fail(notServed(endpoint, what)),
       onSome: (s) => Effect.succeed(s)
     }))
+
+/** The base URL of a TCP address (IPv6 hosts in brackets). */
+export const tcpUrl = (hostname: string, port: number): string =>
+  `http://${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`

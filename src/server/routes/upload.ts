@@ -186,7 +186,7 @@ const readFile = (endpoint: string, form: Multipart.Persisted) =>
       return yield* Effect.fail(tooLarge(endpoint, `${part.name} is ${info.size} bytes`))
     }
     const bytes = yield* Effect.mapError(fs.readFile(part.path), failed)
-    // Node's FileSystem gives a Buffer; the engines take a plain Uint8Array (pdf.js refuses a Buffer)
+    // Node's FileSystem gives a Buffer; the service takes a Uint8Array (a view, no copy)
     const data = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength)
     const file: Upload.UploadFile = { name: part.name, data, type: part.contentType }
     return file
@@ -265,25 +265,6 @@ const readForm = (endpoint: string) =>
 // =============================================================================
 
 /**
- * The status of an extraction failure, as `wire-conventions.md` fixes it for upload: 400 for
- * a file that cannot be read as given (encrypted, corrupt, unsupported, over a parse limit),
- * 413 too large, 500 a processing error (time-out, OCR or speech not available, other).
- */
-export const failureStatus = (reason: RagError.ExtractionError["reason"]): number => {
-  switch (reason) {
-    case "too_large":
-      return 413
-    case "timeout":
-    case "ocr_unavailable":
-    case "speech_unavailable":
-    case "processing_failed":
-      return 500
-    default:
-      return 400
-  }
-}
-
-/**
  * The upload error body of `wire-conventions.md`, `{status: false, content: "", type: "error",
  * error}`, for every failure of the upload routes, plus two extensions: `code`, and for an
  * extraction failure `reason` (the `ExtractionError` reason, which the remote client reads back
@@ -302,7 +283,7 @@ const handleUpload = <R>(
   Effect.catchAll(effect, (e) =>
     Effect.succeed(
       "_tag" in e && e._tag === "ExtractionError"
-        ? uploadErrorResponse({ status: failureStatus(e.reason), message: e.message, type: "error", code: e.reason }, e.reason)
+        ? uploadErrorResponse(fromError(e), e.reason)
         : uploadErrorResponse(e as WireError)
     ))
 

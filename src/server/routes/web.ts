@@ -40,7 +40,7 @@ import * as Web from "../../api/Web.js"
 import { nextCursor, parseCursor } from "../../engines/LocalWeb.js"
 import type { WebRouting } from "../../RagConfig.js"
 import * as State from "../internal/state.js"
-import { badRequest, fromError, handle, jsonBody, jsonResponse, service, type WireError } from "../internal/wire.js"
+import { badRequest, fromError, handle, jsonBody, jsonResponse, service, tcpUrl, type WireError } from "../internal/wire.js"
 
 const webEngine = "web engine"
 const searchEngine = "AI search service"
@@ -157,7 +157,7 @@ const origin: Effect.Effect<string, never, HttpServerRequest.HttpServerRequest> 
   if (Option.isNone(server) || server.value.address._tag !== "TcpAddress") return ""
   const { hostname, port } = server.value.address
   if (hostname === "0.0.0.0" || hostname === "::") return "" // not an address a client can use
-  return `http://${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`
+  return tcpUrl(hostname, port)
 })
 
 // =============================================================================
