@@ -1,5 +1,6 @@
 /** Where and how the benchmarks write their JSON reports (`benchmarks/results/`, gitignored). */
 import { mkdirSync, writeFileSync } from "node:fs"
+import { availableParallelism, loadavg } from "node:os"
 import { dirname, join } from "node:path"
 import { packageRoot } from "../../src/internal/shared.js"
 
@@ -10,7 +11,10 @@ export const resultsPath = (name: string): string => join(packageRoot(), "benchm
 export const runInfo = () => ({
   date: new Date().toISOString(),
   node: process.version,
-  platform: `${process.platform}-${process.arch}`
+  platform: `${process.platform}-${process.arch}`,
+  cpus: availableParallelism(),
+  /** 1, 5 and 15 minute load averages when the run started: read ratios, not seconds, when high. */
+  loadAverage: loadavg().map((l) => Math.round(l * 100) / 100)
 })
 
 /** Writes a report as indented JSON (creating the folder) and returns its path. */
