@@ -8,13 +8,16 @@
  *   responses (PDF, DOCX, ...) go through the {@link Upload.Upload} service (the local
  *   document engine).
  * - **crawl**: breadth-first within the site of the start URL (same host, `www.` ignored),
- *   `maxDepth` (links from the start page), `limit` (pages fetched), include/exclude path
- *   patterns, robots.txt honoured, sitemap URLs seeded at depth 1, URLs normalised and
- *   deduplicated, bounded concurrency, a politeness delay per host (raised to the site's
- *   `Crawl-delay`), a per-page time-out and body cap. A failed page is recorded (status code
- *   and `metadata.error`, no content) and the job goes on. Jobs live in memory: a background
- *   fiber in the layer's scope, interrupted by `cancel` and when the scope closes.
- * - **map**: the site's links, from its sitemaps and from a few of its pages.
+ *   `maxDepth` (link hops from the start page), `limit` (pages fetched), include/exclude path
+ *   patterns, robots.txt honoured, the sitemap's URLs after the link crawl when it ran out of
+ *   links, URLs normalised and deduplicated, bounded concurrency, a politeness delay per host
+ *   (raised to the site's `Crawl-delay`), a per-page time-out and body cap. A failed page, and
+ *   a page that answered 4xx/5xx, is recorded (status code and `metadata.error`, no content) and
+ *   the job goes on. {@link Service.crawlWith} takes the other depth models (Firecrawl v1 path
+ *   depth, v2 discovery depth) and the sitemap mode. Jobs live in memory: a background fiber in
+ *   the layer's scope, interrupted by `cancel` and when the scope closes.
+ * - **map**: the site's links, from its sitemaps and from a few of its pages, without those
+ *   robots.txt disallows (unless `respectRobots: false`).
  * - **safety**: only http and https; private, loopback and link-local destinations refused
  *   unless allowed (`allowPrivate`, `allowHosts`), checked on the resolved address of every
  *   connection and every redirect hop; bodies and redirects capped.
@@ -25,7 +28,7 @@
  *
  * @since 0.1.0
  */
-import { Cause, Chunk, Clock, Deferred, Duration, Effect, Exit, Fiber, Layer, Option, Scope, Stream } from "effect"
+import { Cause, Chunk, Clock, Context, Deferred, Duration, Effect, Exit, Fiber, Layer, Option, Scope, Stream } from "effect"
 import * as Upload from "../api/Upload.js"
 import { endpointOf, type WebOperation } from "../api/internal/routes.js"
 import * as Web from "../api/Web.js"
@@ -42,7 +45,15 @@ import { decodePage, invalidSelector, isHtml, processHtml } from "./internal/web
 import * as Robots from "./internal/web/robots.js"
 import { parseSitemap } from "./internal/web/sitemap.js"
 import { precheck, type Policy } from "./internal/web/ssrf.js"
-import { compileFilter, normalize, parseHttpUrl, passes, type PathFilter, sameSite } from "./internal/web/url.js"
+import {
+  compileFilter,
+  normalize,
+  parseHttpUrl,
+  passes,
+  type PathFilter,
+  pathDepth,
+  sameSite
+} from "./internal/web/url.js"
 
 // =============================================================================
 // Options
@@ -134,6 +145,69 @@ const settingsOf = (o: Options): Settings => ({
   maxSitemaps: o.maxSitemaps ?? 20,
   retentionMs: Duration.toMillis(o.retention ?? Duration.hours(24))
 })
+
+// =============================================================================
+// Crawl scope
+// =============================================================================
+
+/**
+ * How a crawl uses the site's sitemaps (robots.txt `Sitemap:` lines, else `/sitemap.xml`):
+ * `include` (default) with the links of the pages, `skip` not at all, `only` to say which
+ * pages are returned (the start page and the sitemap's URLs).
+ */
+export type SitemapMode = "include" | "skip" | "only"
+
+/** The sitemap modes, for option parsers. */
+export const sitemapModes: ReadonlyArray<SitemapMode> = ["include", "skip", "only"]
+
+/**
+ * Where a crawl may go and how deep: the limits of {@link Service.crawlWith}. Each depth limit
+ * is one of the three depth models (see `docs/local-web.md`); any that are set all apply.
+ */
+export interface CrawlScope {
+  /**
+   * Link hops from the start page (the start page is 0, the pages it links to 1, ...): the
+   * model of `Web.CrawlRequest.maxDepth` in the library and the CLI. A page that links reach
+   * only beyond this many hops is never returned, even when a sitemap lists it; the sitemap's
+   * URLs are fetched after the link crawl, and only when that crawl ran out of links (they are
+   * then pages that no link of the site reaches), never with their own links followed.
+   */
+  readonly maxHops?: number | undefined
+  /**
+   * Firecrawl v1 `maxDepth`: the most path segments (`index.html`/`index.php` not counted) a
+   * URL may have beyond those of the start URL, whatever the links. Sitemap URLs are level 0.
+   */
+  readonly maxPathDepth?: number | undefined
+  /**
+   * Firecrawl `maxDiscoveryDepth`: the start page and the sitemap's URLs are depth 0, the
+   * pages first linked from depth-n pages are n+1. Pages at this depth are fetched; their
+   * links are not followed.
+   */
+  readonly maxDiscoveryDepth?: number | undefined
+  /** How the sitemap is used (default `include`). Without `maxHops`, `only` follows no links. */
+  readonly sitemap?: SitemapMode | undefined
+  /** Only URLs under the start URL's path (Firecrawl's `crawlEntireDomain: false`). Default false. */
+  readonly childPathsOnly?: boolean | undefined
+  /** Follow links to subdomains of the start host too (default false). */
+  readonly subdomains?: boolean | undefined
+  /** Follow links to other sites too (default false); robots.txt and the address policy still apply. */
+  readonly externalLinks?: boolean | undefined
+  /** URLs that differ only in their query are one page (the query is dropped). Default false. */
+  readonly ignoreQueryParameters?: boolean | undefined
+}
+
+/** The local web engine: the {@link Web.Service} and a crawl with explicit limits. */
+export interface Service extends Web.Service {
+  /**
+   * Starts a crawl job with the limits of `scope`; `request.maxDepth` is not read (the scope
+   * says which depth model applies). `crawl(request)` is `crawlWith(request, {maxHops:
+   * request.maxDepth ?? defaultMaxDepth})`.
+   */
+  readonly crawlWith: (request: Web.CrawlRequest, scope: CrawlScope) => Effect.Effect<Web.CrawlStarted, RagError.ApiError>
+}
+
+/** The local web engine's own Tag (the layer provides it beside {@link Web.Web}). */
+export class LocalWeb extends Context.Tag("effect-rag/engines/LocalWeb")<LocalWeb, Service>() {}
 
 // =============================================================================
 // Errors
@@ -272,7 +346,7 @@ const isText = (mediaType: string): boolean =>
  * Builds the engine. Needs a `Scope` (background crawls and connection pools live in it) and
  * the {@link Upload.Upload} service for non-HTML pages.
  */
-export const make = (options: Options = {}): Effect.Effect<Web.Service, never, Scope.Scope | Upload.Upload> =>
+export const make = (options: Options = {}): Effect.Effect<Service, never, Scope.Scope | Upload.Upload> =>
   Effect.gen(function*() {
     const s = settingsOf(options)
     const upload = yield* Upload.Upload
@@ -520,25 +594,41 @@ export const make = (options: Options = {}): Effect.Effect<Web.Service, never, S
       }
     })
 
-    /** The crawl itself: breadth-first, level by level (each level in discovery order). */
+    /**
+     * The crawl itself: breadth-first, level by level (each level in discovery order), within
+     * the limits of {@link CrawlScope} (see its fields for the three depth models).
+     */
     const runCrawl = (
       job: Job,
       start: URL,
       request: Web.CrawlRequest,
+      scope: CrawlScope,
       filter: PathFilter
     ): Effect.Effect<void, string> =>
       Effect.gen(function*() {
-        const maxDepth = request.maxDepth ?? s.defaultMaxDepth
         const limit = request.limit ?? s.defaultLimit
+        const mode = scope.sitemap ?? "include"
+        const hops = scope.maxHops
         const robotsOf = robotsReader()
-        const seen = new Set<string>([normalize(start)])
+        const keyOf = (url: URL): string => {
+          if (scope.ignoreQueryParameters) url.search = ""
+          return normalize(url)
+        }
+        const seen = new Set<string>([keyOf(start)])
         const startRobots = yield* robotsOf(start)
         if (!startRobots.isAllowed(start.href)) {
           const reason = "reason" in startRobots ? `: ${String(startRobots.reason)}` : ""
           return yield* Effect.fail(`robots.txt disallows the start URL ${start.href}${reason}`)
         }
-        const sitemap = maxDepth >= 1 ? yield* sitemapUrls(start, startRobots) : []
-        let attempted = 0
+        const maxPathDepth = scope.maxPathDepth === undefined ? undefined : scope.maxPathDepth + pathDepth(start)
+        const startPath = start.pathname
+
+        /** Whether the crawl may go to a URL at all (site, path, patterns); robots is checked in `admit`. */
+        const inScope = (url: URL): boolean =>
+          (scope.externalLinks === true || sameSite(start, url, scope.subdomains ?? false)) &&
+          (scope.childPathsOnly !== true || !sameSite(start, url, true) || url.pathname.startsWith(startPath)) &&
+          (maxPathDepth === undefined || pathDepth(url) <= maxPathDepth) &&
+          passes(filter, url)
 
         /** Keeps the links worth fetching, in order, marking them seen. */
         const admit = (links: ReadonlyArray<string>): Effect.Effect<Array<string>> =>
@@ -546,9 +636,10 @@ export const make = (options: Options = {}): Effect.Effect<Web.Service, never, S
             const out: Array<string> = []
             for (const link of links) {
               const url = parseHttpUrl(link)
-              if (url === undefined || !sameSite(start, url) || !passes(filter, url)) continue
+              if (url === undefined) continue
               url.hash = ""
-              const key = normalize(url)
+              if (!inScope(url)) continue
+              const key = keyOf(url)
               if (seen.has(key)) continue
               const robots = yield* robotsOf(url)
               if (!robots.isAllowed(url.href)) continue
@@ -558,28 +649,40 @@ export const make = (options: Options = {}): Effect.Effect<Web.Service, never, S
             return out
           })
 
-        let level: Array<string> = [start.href]
-        for (let depth = 0; level.length > 0 && attempted < limit; depth++) {
-          const batch = level.slice(0, limit - attempted)
-          attempted += batch.length
-          const results = yield* Effect.forEach(
+        const sitemap = mode === "skip" ? [] : yield* sitemapUrls(start, startRobots)
+        /** The normal forms of the sitemap's URLs (`only` records nothing else but the start page). */
+        const listed = new Set(sitemap.flatMap((u) => {
+          const url = parseHttpUrl(u)
+          return url === undefined ? [] : [keyOf(url)]
+        }))
+        const recorded = (url: string): boolean =>
+          mode !== "only" || url === start.href || listed.has(keyOf(new URL(url)))
+        let attempted = 0
+
+        /** Fetches a level; returns the links of its pages that answered below 400. */
+        const fetchLevel = (batch: ReadonlyArray<string>) =>
+          Effect.forEach(
             batch,
             (url) =>
               scrapePage("crawlStart", url, { ...request.scrapeOptions, sourceURL: url }).pipe(
                 Effect.either,
-                Effect.tap((result) =>
-                  Effect.sync(() => {
-                    if (result._tag === "Left") {
+                Effect.map((result): ReadonlyArray<string> => {
+                  const keep = recorded(url)
+                  if (result._tag === "Left") {
+                    if (keep) {
                       job.pages.push(failedPage(url, result.left))
                       job.total++
-                      return
                     }
-                    const finalKey = normalize(new URL(result.right.finalUrl))
-                    if (finalKey !== normalize(new URL(url)) && seen.has(finalKey)) return // a redirect to a page already taken
-                    seen.add(finalKey)
-                    const status = result.right.page.metadata.statusCode ?? 200
-                    job.total++
-                    if (status >= 400) {
+                    return []
+                  }
+                  const finalKey = keyOf(new URL(result.right.finalUrl))
+                  if (finalKey !== keyOf(new URL(url)) && seen.has(finalKey)) return [] // a redirect to a page already taken
+                  seen.add(finalKey)
+                  const status = result.right.page.metadata.statusCode ?? 200
+                  if (status >= 400) {
+                    // reported with its status, never as a document
+                    if (keep) {
+                      job.total++
                       job.pages.push(
                         failedPage(url, new PageFailure(
                           new RagError.UnexpectedStatus({ endpoint: `GET ${url}`, message: `HTTP ${status}`, status }),
@@ -587,24 +690,53 @@ export const make = (options: Options = {}): Effect.Effect<Web.Service, never, S
                           result.right.finalUrl
                         ))
                       )
-                      return
                     }
+                    return []
+                  }
+                  if (keep) {
+                    job.total++
                     job.completed++
                     job.pages.push(result.right.page)
-                  })
-                )
+                  }
+                  return result.right.links
+                })
               ),
             { concurrency: s.concurrency }
-          )
-          if (depth >= maxDepth) break
-          const links = results.flatMap((r) =>
-            r._tag === "Right" && (r.right.page.metadata.statusCode ?? 200) < 400 ? r.right.links : []
-          )
-          level = yield* admit(depth === 0 ? [...links, ...sitemap] : links)
+          ).pipe(Effect.map((links) => links.flat()))
+
+        // Link hops: the sitemap seeds nothing; its URLs come after the link crawl, and only when
+        // that crawl exhausted the site's links (else a listed page may lie beyond the limit).
+        // Discovery order and path depth: the start page and the sitemap's URLs are level 0.
+        let level: Array<string> = [start.href]
+        if (hops === undefined && mode !== "skip") level.push(...(yield* admit(sitemap)))
+        let exhausted = true
+        for (let depth = 0; level.length > 0; depth++) {
+          const batch = level.slice(0, limit - attempted)
+          attempted += batch.length
+          const links = yield* fetchLevel(batch)
+          if (batch.length < level.length || attempted >= limit) {
+            exhausted = false
+            break
+          }
+          const stop = (hops !== undefined && depth >= hops) ||
+            (scope.maxDiscoveryDepth !== undefined && depth >= scope.maxDiscoveryDepth) ||
+            (hops === undefined && mode === "only")
+          const next = yield* admit(links)
+          if (stop) {
+            exhausted = next.length === 0
+            break
+          }
+          level = next
+        }
+        if (hops !== undefined && mode !== "skip" && exhausted && attempted < limit) {
+          const orphans = yield* admit(sitemap)
+          const batch = orphans.slice(0, limit - attempted)
+          attempted += batch.length
+          yield* fetchLevel(batch)
         }
       })
 
-    const crawl = Effect.fn("LocalWeb.crawl")(function*(request: Web.CrawlRequest) {
+    const crawlWith = Effect.fn("LocalWeb.crawlWith")(function*(request: Web.CrawlRequest, crawlScope: CrawlScope) {
       yield* sweep
       const start = yield* precheckUrl("crawlStart", request.url)
       start.hash = ""
@@ -644,13 +776,15 @@ export const make = (options: Options = {}): Effect.Effect<Web.Service, never, S
             }
             return Deferred.succeed(job.done, undefined)
           }))
-      job.fiber = yield* runCrawl(job, start, request, filter).pipe(
+      job.fiber = yield* runCrawl(job, start, request, crawlScope, filter).pipe(
         Effect.onExit(finish),
         Effect.catchAllCause(() => Effect.void),
         Effect.forkIn(scope)
       )
       return { success: true, id: job.id, url: start.href } satisfies Web.CrawlStarted as Web.CrawlStarted
     })
+
+    const crawl = (request: Web.CrawlRequest) => crawlWith(request, { maxHops: request.maxDepth ?? s.defaultMaxDepth })
 
     const findJob = (op: WebOperation, id: string) =>
       Effect.flatMap(sweep, () => {
@@ -767,7 +901,13 @@ export const make = (options: Options = {}): Effect.Effect<Web.Service, never, S
         level = enqueue(depth === 0 ? [...links, ...fromSitemaps] : links)
       }
       const terms = (request.search ?? "").toLowerCase().split(/\s+/).filter((t) => t !== "")
-      const links = [...found.values()].filter((u) => {
+      // robots.txt-disallowed URLs are not listed (unless `respectRobots: false`)
+      const allowed: Array<string> = []
+      for (const u of found.values()) {
+        const url = new URL(u)
+        if ((yield* robotsOf(url)).isAllowed(url.href)) allowed.push(u)
+      }
+      const links = allowed.filter((u) => {
         let text = u.toLowerCase()
         try {
           text = decodeURIComponent(u).toLowerCase()
@@ -779,13 +919,16 @@ export const make = (options: Options = {}): Effect.Effect<Web.Service, never, S
       return { success: true, links: links.slice(0, limit) } satisfies Web.MapResponse as Web.MapResponse
     })
 
-    return Web.Web.of({ crawl, crawlStatus, crawlPages, waitForCrawl, cancel, map, scrape })
+    return { crawl, crawlWith, crawlStatus, crawlPages, waitForCrawl, cancel, map, scrape }
   })
 
 /**
- * The local web engine as the {@link Web.Web} layer. Scoped: background crawls are
- * interrupted and connections closed when the layer is released. Needs {@link Upload.Upload}
- * for non-HTML pages (e.g. `LocalFiles.layer()`).
+ * The local web engine as the {@link Web.Web} layer, and as {@link LocalWeb} (the same service
+ * with {@link Service.crawlWith}). Scoped: background crawls are interrupted and connections
+ * closed when the layer is released. Needs {@link Upload.Upload} for non-HTML pages (e.g.
+ * `LocalFiles.layer()`).
  */
-export const layer = (options: Options = {}): Layer.Layer<Web.Web, never, Upload.Upload> =>
-  Layer.scoped(Web.Web, make(options))
+export const layer = (options: Options = {}): Layer.Layer<Web.Web | LocalWeb, never, Upload.Upload> =>
+  Layer.scopedContext(
+    Effect.map(make(options), (engine) => Context.make(LocalWeb, engine).pipe(Context.add(Web.Web, engine)))
+  )

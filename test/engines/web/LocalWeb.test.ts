@@ -52,10 +52,11 @@ const crawlAll = (web: Web.Service, request: Web.CrawlRequest) =>
 const paths = (site: Site, pages: ReadonlyArray<Web.CrawlPage>) =>
   pages.map((p) => (p.metadata.sourceURL ?? "").replace(site.origin, "")).sort()
 
-const depth1 = ["/about", "/blog/", "/files/report.pdf", "/latin1", "/missing", "/old-page", "/orphan", "/sjis", "/slow"]
+const depth1 = ["/about", "/blog/", "/files/report.pdf", "/latin1", "/missing", "/old-page", "/sjis", "/slow"]
 const everything = [
   "/",
   ...depth1,
+  "/orphan",
   "/blog/post-1",
   "/blog/post-2?b=2&a=1",
   "/team",
@@ -99,7 +100,7 @@ describe("LocalWeb crawl", () => {
       expect(site.userAgents.get("/")).toBe(LocalWeb.defaultUserAgent)
     }))
 
-  it.scopedLive("maxDepth bounds the link depth (sitemap URLs count as depth 1)", () =>
+  it.scopedLive("maxDepth bounds the link hops; a sitemap page beyond them is not returned, a sitemap-only page once links run out", () =>
     Effect.gen(function*() {
       const site = yield* startSite
       const web = yield* engine()
@@ -107,8 +108,39 @@ describe("LocalWeb crawl", () => {
         Effect.map(crawlAll(web, { url: `${site.origin}/`, maxDepth }), ({ pages }) => paths(site, pages))
       expect(yield* at(0)).toEqual(["/"])
       expect(yield* at(1)).toEqual(["/", ...depth1].sort())
+      // /team/deeper is in the sitemap but four hops deep; /orphan is known only to the sitemap,
+      // and links reach further than the limit: it may lie beyond it, so it is not fetched
       expect(yield* at(2)).toEqual(["/", ...depth1, "/blog/post-1", "/blog/post-2?b=2&a=1", "/team"].sort())
-      expect(yield* at(3)).toEqual(everything.filter((p) => p !== "/team/deeper"))
+      expect(yield* at(3)).toEqual(everything.filter((p) => p !== "/team/deeper" && p !== "/orphan"))
+      // at four hops the links run out: every page is found, then the sitemap's /orphan
+      expect(yield* at(4)).toEqual(everything)
+    }))
+
+  it.scopedLive("crawlWith: the Firecrawl depth models and the sitemap modes", () =>
+    Effect.gen(function*() {
+      const site = yield* startSite
+      const web = yield* engine()
+      const crawlWith = (scope: LocalWeb.CrawlScope, url = `${site.origin}/`) =>
+        Effect.gen(function*() {
+          const started = yield* web.crawlWith({ url }, scope)
+          yield* web.waitForCrawl(started.id)
+          return paths(site, Chunk.toReadonlyArray(yield* Stream.runCollect(web.crawlPages(started.id))))
+        })
+      // discovery order: the start page and the sitemap's pages are depth 0
+      expect(yield* crawlWith({ maxDiscoveryDepth: 0 })).toEqual(["/", "/about", "/orphan", "/team/deeper"])
+      expect(yield* crawlWith({ maxDiscoveryDepth: 1 })).toEqual(
+        ["/", ...depth1, "/orphan", "/team", "/team/deeper"].sort()
+      )
+      expect(yield* crawlWith({ maxDiscoveryDepth: 1, sitemap: "skip" })).toEqual(["/", ...depth1].sort())
+      expect(yield* crawlWith({ sitemap: "only" })).toEqual(["/", "/about", "/orphan", "/team/deeper"])
+      // path depth (v1 maxDepth): segments beyond the start URL's, whatever the links
+      expect(yield* crawlWith({ maxPathDepth: 1 })).toEqual(
+        ["/", "/about", "/blog/", "/latin1", "/missing", "/old-page", "/orphan", "/sjis", "/slow", "/team"].sort()
+      )
+      // child paths only (Firecrawl's crawlEntireDomain: false)
+      expect(yield* crawlWith({ childPathsOnly: true }, `${site.origin}/team`)).toEqual(["/team", "/team/deep", "/team/deeper"])
+      // link hops with the sitemap as the only source of returned pages
+      expect(yield* crawlWith({ maxHops: 1, sitemap: "only" })).toEqual(["/", "/about"])
     }))
 
   it.scopedLive("limit takes the first pages in breadth-first discovery order", () =>

@@ -218,11 +218,15 @@ describe("LocalWeb map", () => {
         "/missing",
         "/old-page",
         "/orphan",
-        "/private/secret",
         "/sjis",
         "/slow",
-        "/team"
+        "/team",
+        "/team/deeper"
       ])
+      // robots.txt disallows /private/ (the home page links to it): not listed, unless robots is ignored
+      expect(rel(all.links)).not.toContain("/private/secret")
+      const ignoring = yield* engine({ respectRobots: false })
+      expect(rel((yield* ignoring.map({ url: `${site.origin}/` })).links)).toContain("/private/secret")
       expect(all.links[0]).toBe(`${site.origin}/`)
       const blog = yield* web.map({ url: `${site.origin}/`, search: "blog" })
       expect(rel(blog.links)).toEqual(["/blog/", "/blog/post-1", "/blog/post-2?b=2&a=1"])

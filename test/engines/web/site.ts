@@ -8,11 +8,15 @@
  * Link depths from `/` (breadth-first):
  * - 0: `/`
  * - 1: `/about`, `/blog/`, `/old-page` (301 → `/moved`), `/missing` (404), `/latin1`, `/sjis`,
- *   `/slow`, `/files/report.pdf`, and `/orphan` (only in the sitemap); `/private/secret` is
- *   disallowed by robots.txt
+ *   `/slow`, `/files/report.pdf`; `/private/secret` is disallowed by robots.txt
  * - 2: `/team` (from /about), `/blog/post-1`, `/blog/post-2` (from /blog/)
  * - 3: `/team/deep`
  * - 4: `/team/deeper`
+ * - none: `/orphan`, which only the sitemap lists
+ *
+ * The sitemap lists `/`, `/about`, `/orphan` and `/team/deeper` (four hops deep). Path depths
+ * (Firecrawl v1): `/` 0; `/about`, `/blog/`, `/team`, ... 1; `/blog/post-1`, `/team/deep`,
+ * `/team/deeper`, `/files/report.pdf` 2.
  */
 import { Effect, type Scope } from "effect"
 import { readFileSync } from "node:fs"
@@ -116,7 +120,7 @@ export const startSite: Effect.Effect<Site, never, Scope.Scope> = Effect.acquire
             "application/xml",
             `<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">` +
               `<url><loc>${origin}/</loc></url><url><loc>${origin}/about</loc></url>` +
-              `<url><loc>${origin}/orphan</loc></url></urlset>`
+              `<url><loc>${origin}/orphan</loc></url><url><loc>${origin}/team/deeper</loc></url></urlset>`
           )
         case "/old-page":
           res.writeHead(301, { location: "/moved" })

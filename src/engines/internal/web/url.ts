@@ -94,3 +94,10 @@ export const passes = (filter: PathFilter, url: URL): boolean => {
   if (filter.exclude.some((r) => r.test(target))) return false
   return filter.include.length === 0 || filter.include.some((r) => r.test(target))
 }
+
+/**
+ * The depth of a URL's path as Firecrawl v1 counts it for `maxDepth`: its non-empty segments,
+ * `index.html` and `index.php` not counted (`/` is 0, `/blog/` 1, `/blog/post-1` 2).
+ */
+export const pathDepth = (url: URL): number =>
+  url.pathname.split("/").filter((x) => x !== "" && x !== "index.php" && x !== "index.html").length
