@@ -204,6 +204,20 @@ export interface Service extends Web.Service {
    * request.maxDepth ?? defaultMaxDepth})`.
    */
   readonly crawlWith: (request: Web.CrawlRequest, scope: CrawlScope) => Effect.Effect<Web.CrawlStarted, RagError.ApiError>
+  /**
+   * Scrapes a list of pages as one background job, read like a crawl job (`crawlStatus`,
+   * `crawlPages`, `waitForCrawl`, `cancel`), pages in the order of `urls`. Every URL is
+   * checked first: one that is not http(s) or not allowed fails the call (`BadRequest`).
+   */
+  readonly batchScrape: (
+    urls: ReadonlyArray<string>,
+    options?: Web.ScrapeOptions
+  ) => Effect.Effect<Web.CrawlStarted, RagError.ApiError>
+  /**
+   * `map` with a sitemap mode: `include` (what `map` does), `skip` (`ignoreSitemap`), `only`
+   * (the sitemap's URLs and the start URL, no page read); `request.ignoreSitemap` is not read.
+   */
+  readonly mapWith: (request: Web.MapRequest, sitemap: SitemapMode) => Effect.Effect<Web.MapResponse, RagError.ApiError>
 }
 
 /** The local web engine's own Tag (the layer provides it beside {@link Web.Web}). */
@@ -746,45 +760,98 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, Scope
         try: () => compileFilter(request.includePaths, request.excludePaths),
         catch: (e) => new RagError.BadRequest({ endpoint: endpoint("crawlStart"), message: (e as Error).message })
       })
-      const now = yield* Clock.currentTimeMillis
-      const job: Job = {
-        id: crypto.randomUUID(),
-        url: start.href,
-        status: "scraping",
-        pages: [],
-        total: 0,
-        completed: 0,
-        error: undefined,
-        expiresAt: now + s.retentionMs,
-        finished: false,
-        fiber: undefined,
-        done: yield* Deferred.make<void>()
-      }
-      jobs.set(job.id, job)
-      const finish = (exit: Exit.Exit<void, string>) =>
-        Effect.flatMap(Clock.currentTimeMillis, (end) =>
-          Effect.suspend(() => {
-            job.finished = true
-            job.expiresAt = end + s.retentionMs
-            if (Exit.isSuccess(exit)) {
-              job.status = "completed"
-            } else if (Exit.isInterrupted(exit)) {
-              job.status = "cancelled"
-            } else {
-              job.status = "failed"
-              job.error = Option.getOrElse(Cause.failureOption(exit.cause), () => Cause.pretty(exit.cause))
-            }
-            return Deferred.succeed(job.done, undefined)
-          }))
-      job.fiber = yield* runCrawl(job, start, request, crawlScope, filter).pipe(
-        Effect.onExit(finish),
-        Effect.catchAllCause(() => Effect.void),
-        Effect.forkIn(scope)
-      )
+      const job = yield* newJob(start.href)
+      yield* runJob(job, runCrawl(job, start, request, crawlScope, filter))
       return { success: true, id: job.id, url: start.href } satisfies Web.CrawlStarted as Web.CrawlStarted
     })
 
+    /** A new job record, registered. */
+    const newJob = (url: string) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const job: Job = {
+          id: crypto.randomUUID(),
+          url,
+          status: "scraping",
+          pages: [],
+          total: 0,
+          completed: 0,
+          error: undefined,
+          expiresAt: now + s.retentionMs,
+          finished: false,
+          fiber: undefined,
+          done: yield* Deferred.make<void>()
+        }
+        jobs.set(job.id, job)
+        return job
+      })
+
+    /** Runs a job's work in the background (in the layer's scope); its end sets the job's status. */
+    const runJob = (job: Job, work: Effect.Effect<void, string>) =>
+      Effect.gen(function*() {
+        const finish = (exit: Exit.Exit<void, string>) =>
+          Effect.flatMap(Clock.currentTimeMillis, (end) =>
+            Effect.suspend(() => {
+              job.finished = true
+              job.expiresAt = end + s.retentionMs
+              if (Exit.isSuccess(exit)) {
+                job.status = "completed"
+              } else if (Exit.isInterrupted(exit)) {
+                job.status = "cancelled"
+              } else {
+                job.status = "failed"
+                job.error = Option.getOrElse(Cause.failureOption(exit.cause), () => Cause.pretty(exit.cause))
+              }
+              return Deferred.succeed(job.done, undefined)
+            }))
+        job.fiber = yield* work.pipe(
+          Effect.onExit(finish),
+          Effect.catchAllCause(() => Effect.void),
+          Effect.forkIn(scope)
+        )
+      })
+
     const crawl = (request: Web.CrawlRequest) => crawlWith(request, { maxHops: request.maxDepth ?? s.defaultMaxDepth })
+
+    const batchScrape = Effect.fn("LocalWeb.batchScrape")(function*(
+      urls: ReadonlyArray<string>,
+      options: Web.ScrapeOptions = {}
+    ) {
+      yield* sweep
+      const invalid = checkScrapeOptions("scrape", options)
+      if (invalid) return yield* invalid
+      const targets: Array<string> = []
+      for (const input of urls) {
+        const url = yield* precheckUrl("scrape", input)
+        url.hash = ""
+        targets.push(url.href)
+      }
+      const job = yield* newJob(targets[0] ?? "")
+      const run = Effect.forEach(
+        targets,
+        (url) =>
+          scrapePage("scrape", url, { ...options, sourceURL: url }).pipe(
+            Effect.either,
+            Effect.map((result) => ({ url, result }))
+          ),
+        { concurrency: s.concurrency }
+      ).pipe(
+        // pages in the order of the request, whatever order they finished in
+        Effect.map((results) => {
+          for (const { result, url } of results) {
+            job.total++
+            if (result._tag === "Left") {
+              job.pages.push(failedPage(url, result.left))
+              continue
+            }
+            job.completed++
+            job.pages.push(result.right.page)
+          }
+        })
+      )
+      yield* runJob(job, run)
+      return { success: true, id: job.id, url: job.url } satisfies Web.CrawlStarted as Web.CrawlStarted
+    })
 
     const findJob = (op: WebOperation, id: string) =>
       Effect.flatMap(sweep, () => {
@@ -844,7 +911,9 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, Scope
     // Map
     // ---------------------------------------------------------------------------
 
-    const map = Effect.fn("LocalWeb.map")(function*(request: Web.MapRequest) {
+    const map = (request: Web.MapRequest) => mapWith(request, request.ignoreSitemap === true ? "skip" : "include")
+
+    const mapWith = Effect.fn("LocalWeb.mapWith")(function*(request: Web.MapRequest, sitemapMode: SitemapMode) {
       const start = yield* precheckUrl("map", request.url)
       start.hash = ""
       const includeSubdomains = request.includeSubdomains ?? false
@@ -874,13 +943,13 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, Scope
       add(start)
       enqueue([start])
       const startRobots = yield* robotsOf(start)
-      const fromSitemaps = request.ignoreSitemap ?? false
+      const fromSitemaps = sitemapMode === "skip"
         ? []
         : (yield* sitemapUrls(start, startRobots)).flatMap((u) => onSite(u) ?? [])
       for (const url of fromSitemaps) add(url)
       // enough links already: no need to read pages (a search may still need them)
       const enough = () => request.search === undefined && found.size >= limit
-      let level = [start]
+      let level = sitemapMode === "only" ? [] : [start]
       let fetched = 0
       for (let depth = 0; level.length > 0 && fetched < s.mapMaxPages && !enough(); depth++) {
         const batch: Array<string> = []
@@ -919,7 +988,7 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, Scope
       return { success: true, links: links.slice(0, limit) } satisfies Web.MapResponse as Web.MapResponse
     })
 
-    return { crawl, crawlWith, crawlStatus, crawlPages, waitForCrawl, cancel, map, scrape }
+    return { crawl, crawlWith, batchScrape, crawlStatus, crawlPages, waitForCrawl, cancel, map, mapWith, scrape }
   })
 
 /**

@@ -225,7 +225,7 @@ describe("LocalWeb map", () => {
       ])
       // robots.txt disallows /private/ (the home page links to it): not listed, unless robots is ignored
       expect(rel(all.links)).not.toContain("/private/secret")
-      const ignoring = yield* engine({ respectRobots: false })
+      const ignoring = yield* engine({ ...loopback, respectRobots: false })
       expect(rel((yield* ignoring.map({ url: `${site.origin}/` })).links)).toContain("/private/secret")
       expect(all.links[0]).toBe(`${site.origin}/`)
       const blog = yield* web.map({ url: `${site.origin}/`, search: "blog" })
