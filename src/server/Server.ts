@@ -21,12 +21,14 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Effect, Layer, Redacted } from "effect"
 import { timingSafeEqual } from "node:crypto"
 import { createServer } from "node:http"
+import * as Firecrawl from "./internal/firecrawl.js"
 import * as State from "./internal/state.js"
 import { errorResponse, tcpUrl } from "./internal/wire.js"
 import * as GenerativeRoutes from "./routes/generative.js"
 import * as ModelRoutes from "./routes/models.js"
 import * as UploadRoutes from "./routes/upload.js"
 import * as WebRoutes from "./routes/web.js"
+import * as WebV2Routes from "./routes/webV2.js"
 
 /** Options of the server. */
 export interface Options extends State.Options {
@@ -53,6 +55,10 @@ const sameKey = (given: string, expected: string): boolean => {
   return a.length === b.length && timingSafeEqual(a, b)
 }
 
+/** The error body of a path: Firecrawl's on the Firecrawl routes, the wire body elsewhere. */
+const errorResponseFor = (url: string) =>
+  Firecrawl.isFirecrawlPath(new URL(url, "http://x").pathname) ? Firecrawl.errorResponse : errorResponse
+
 /** Refuses requests without the configured key (the key never appears in a response). */
 const authenticate = (apiKey: Redacted.Redacted<string> | undefined) =>
   HttpMiddleware.make((app) =>
@@ -62,7 +68,7 @@ const authenticate = (apiKey: Redacted.Redacted<string> | undefined) =>
       const header = request.headers["authorization"] ?? ""
       const match = /^Bearer\s+(.+)$/i.exec(header)
       if (match === null || !sameKey(match[1]!.trim(), Redacted.value(apiKey))) {
-        return errorResponse({
+        return errorResponseFor(request.url)({
           status: 401,
           message: match === null ? "missing API key: send Authorization: Bearer <key>" : "invalid API key",
           type: "authentication_error",
@@ -78,12 +84,13 @@ export const router = HttpRouter.empty.pipe(
   HttpRouter.concat(ModelRoutes.routes),
   HttpRouter.concat(UploadRoutes.routes),
   HttpRouter.concat(WebRoutes.routes),
+  HttpRouter.concat(WebV2Routes.routes),
   HttpRouter.concat(GenerativeRoutes.routes)
 )
 
 /** Anything else: a 404 in the wire error body. */
 const notFound = Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
-  errorResponse({
+  errorResponseFor(request.url)({
     status: 404,
     message: `no route for ${request.method} ${new URL(request.url, "http://x").pathname}`,
     type: "not_found_error",

@@ -11,7 +11,17 @@
  *
  * Bodies are decoded with the client's own request schemas (a 400 names the field), responses
  * encoded with its response schemas, and typed errors answered with the status of their family
- * (an unknown crawl id is a 404). A service the server has none of answers 501.
+ * (an unknown crawl id is a 404). A service the server has none of answers 501. An option the
+ * local engine cannot honour (browser `actions`, a `webhook`, ...) is a 400 naming it.
+ *
+ * The `firecrawl` paths answer as Firecrawl v1 does: `success` in every body, no `next` on the
+ * last batch of a job, errors as `{"success": false, "error": "<text>", "code"}`, the idempotency
+ * key in `Idempotency-Key` or `x-idempotency-key`, and `maxDepth` read with v1's depth model
+ * (path segments beyond the start URL's) through the local engine's `crawlWith`, with v1's
+ * `maxDiscoveryDepth`, `ignoreSitemap`, `crawlEntireDomain` (`allowBackwardLinks`),
+ * `allowSubdomains`, `allowExternalLinks` and `ignoreQueryParameters`. `single` routing is the
+ * library's own API: `maxDepth` is link hops, the record keeps `next: null`. The v2 surface is
+ * in `webV2.ts`.
  *
  * ## Crawl pagination
  *
@@ -32,15 +42,16 @@
  *
  * The crawl start response's `url` is the job's status URL on this server.
  */
-import { HttpRouter, HttpServer, HttpServerRequest } from "@effect/platform"
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Option, Schema } from "effect"
 import { endpointOf, singlePath, type WebOperation, webRoutes } from "../../api/internal/routes.js"
 import * as Search from "../../api/Search.js"
 import * as Web from "../../api/Web.js"
-import { nextCursor, parseCursor } from "../../engines/LocalWeb.js"
 import type { WebRouting } from "../../RagConfig.js"
+import * as LocalWeb from "../../engines/LocalWeb.js"
+import * as Firecrawl from "../internal/firecrawl.js"
 import * as State from "../internal/state.js"
-import { badRequest, fromError, handle, jsonBody, jsonResponse, service, tcpUrl, type WireError } from "../internal/wire.js"
+import { badRequest, fromError, handle, jsonBody, jsonResponse, service, type WireError } from "../internal/wire.js"
 
 const webEngine = "web engine"
 const searchEngine = "AI search service"
@@ -103,7 +114,7 @@ type Batch = typeof Batch.Type
 /** What the engine's `crawlStatus` is given for a batch of job `id`. */
 const engineCursor = (id: string, batch: Batch): string => {
   if (batch.cursor !== undefined) return batch.cursor
-  return batch.skip !== undefined && batch.skip > 0 ? nextCursor(id, batch.skip) : id
+  return batch.skip !== undefined && batch.skip > 0 ? LocalWeb.nextCursor(id, batch.skip) : id
 }
 
 /** The path of job `id` on this server (from the route table). */
@@ -111,8 +122,8 @@ const statusPath = (id: string): string => webRoutes.crawlStatus.firecrawl.path.
 
 /** This server's `next` link for the engine's `next` value of job `id`. */
 const nextLink = (origin: string, id: string, engineNext: string): string => {
-  const local = parseCursor(engineNext)
-  const query = nextCursor(local.id, local.skip) === engineNext && local.id === id
+  const local = LocalWeb.parseCursor(engineNext)
+  const query = LocalWeb.nextCursor(local.id, local.skip) === engineNext && local.id === id
     ? `skip=${local.skip}`
     : `cursor=${encodeURIComponent(engineNext)}`
   return `${origin}${statusPath(id)}?${query}`
@@ -140,41 +151,82 @@ type BatchOf = (endpoint: string) => Effect.Effect<Batch, WireError, HttpServerR
 const batchOfQuery: BatchOf = (endpoint) =>
   HttpServerRequest.schemaSearchParams(Batch).pipe(Effect.mapError((e) => badRequest(endpoint, e)))
 
-/** A host (name, IPv4 or bracketed IPv6) with an optional port: a `Host` header fit for a link. */
-const hostPattern = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/
-
-/**
- * The origin the client reached this server at: the `Host` header (and `X-Forwarded-Proto`),
- * else the bound TCP address; `""` (links relative to the client's host) when neither is usable.
- */
-const origin: Effect.Effect<string, never, HttpServerRequest.HttpServerRequest> = Effect.gen(function*() {
-  const request = yield* HttpServerRequest.HttpServerRequest
-  const forwarded = (request.headers["x-forwarded-proto"] ?? "").split(",")[0]!.trim().toLowerCase()
-  const scheme = forwarded === "https" ? "https" : "http"
-  const host = request.headers["host"]
-  if (host !== undefined && hostPattern.test(host)) return `${scheme}://${host}`
-  const server = yield* Effect.serviceOption(HttpServer.HttpServer)
-  if (Option.isNone(server) || server.value.address._tag !== "TcpAddress") return ""
-  const { hostname, port } = server.value.address
-  if (hostname === "0.0.0.0" || hostname === "::") return "" // not an address a client can use
-  return tcpUrl(hostname, port)
-})
-
 // =============================================================================
 // Operations (shared by both routings)
 // =============================================================================
+
+/**
+ * A Firecrawl v1 crawl request: the library's request (its `maxDepth` read as Firecrawl v1 reads
+ * it, path segments beyond the start URL's) and v1's scope fields.
+ */
+const V1CrawlRequest = Schema.Struct({
+  ...Web.CrawlRequest.fields,
+  /** Firecrawl's discovery depth (start page and sitemap pages 0). */
+  maxDiscoveryDepth: Schema.optional(Schema.Int.pipe(Schema.nonNegative())),
+  /** Do not read the sitemap. */
+  ignoreSitemap: Schema.optional(Schema.Boolean),
+  /** Do not tell apart URLs that differ only in their query. */
+  ignoreQueryParameters: Schema.optional(Schema.Boolean),
+  /** Follow links outside the start URL's path (siblings, parents). */
+  crawlEntireDomain: Schema.optional(Schema.Boolean),
+  /** The former name of `crawlEntireDomain`. */
+  allowBackwardLinks: Schema.optional(Schema.Boolean),
+  /** Follow links to other sites. */
+  allowExternalLinks: Schema.optional(Schema.Boolean),
+  /** Follow links to subdomains. */
+  allowSubdomains: Schema.optional(Schema.Boolean)
+})
+
+/** Firecrawl v1's default `maxDepth`. */
+const v1DefaultMaxDepth = 10
+
+/**
+ * Starts a crawl on the Firecrawl v1 route with v1's depth model: through the local engine's
+ * `crawlWith` when the server has it, else the request goes to the `Web` service as it is (a
+ * remote Firecrawl reads it the same way).
+ */
+const v1Crawl = (endpoint: string, web: Web.Service) =>
+  Effect.gen(function*() {
+    const body = yield* jsonBody(endpoint, Schema.Unknown)
+    const refusal = Firecrawl.refused(endpoint, body, "job")
+    if (refusal !== undefined) return yield* Effect.fail(refusal)
+    const request = yield* Schema.decodeUnknown(V1CrawlRequest)(body).pipe(Effect.mapError((e) => badRequest(endpoint, e)))
+    const local = yield* Effect.serviceOption(LocalWeb.LocalWeb)
+    if (Option.isNone(local)) return web.crawl(request)
+    return local.value.crawlWith(request, {
+      maxPathDepth: request.maxDepth ?? v1DefaultMaxDepth,
+      maxDiscoveryDepth: request.maxDiscoveryDepth,
+      sitemap: request.ignoreSitemap === true ? "skip" : "include",
+      childPathsOnly: !(request.crawlEntireDomain === true || request.allowBackwardLinks === true),
+      subdomains: request.allowSubdomains,
+      externalLinks: request.allowExternalLinks,
+      ignoreQueryParameters: request.ignoreQueryParameters
+    })
+  })
 
 const crawlStart = (routing: WebRouting, fields: Fields) =>
   Effect.gen(function*() {
     const endpoint = endpointOf(routing, "crawlStart")
     const web = yield* service(Web.Web, endpoint, webEngine)
-    const request = yield* fields(endpoint, Web.CrawlRequest)
+    const start = routing === "firecrawl"
+      ? yield* v1Crawl(endpoint, web)
+      : web.crawl(yield* fields(endpoint, Web.CrawlRequest))
     // a retry of the same call (same Idempotency-Key) gets the first job, not a second one
-    const key = (yield* HttpServerRequest.HttpServerRequest).headers["idempotency-key"]
-    const started = yield* State.idempotent("crawlStart", key, web.crawl(request)).pipe(Effect.mapError(fromError))
-    const base = yield* origin
+    const key = yield* Firecrawl.idempotencyKey
+    const started = yield* State.idempotent("crawlStart", key, start).pipe(Effect.mapError(fromError))
+    const base = yield* Firecrawl.origin
     return yield* jsonResponse(Web.CrawlStarted, { ...started, url: `${base}${statusPath(started.id)}` })
   })
+
+/**
+ * A job record as Firecrawl answers it: `success: true`, and no `next` on the last batch (the
+ * SDKs follow any `next` key). `single` routing keeps the library's record (`next: null`).
+ */
+export const firecrawlRecord = (job: Web.CrawlJob, next: string | null) =>
+  Schema.encode(Web.CrawlJob)({ ...job, next }).pipe(
+    Effect.orDie, // our own values always encode
+    Effect.map(({ next, ...rest }) => ({ success: true, ...rest, ...(next === null ? {} : { next }) }))
+  )
 
 const crawlStatus = (routing: WebRouting, id: string, batch: BatchOf) =>
   Effect.gen(function*() {
@@ -182,9 +234,10 @@ const crawlStatus = (routing: WebRouting, id: string, batch: BatchOf) =>
     const web = yield* service(Web.Web, endpoint, webEngine)
     const cursor = engineCursor(id, yield* batch(endpoint))
     const job = yield* web.crawlStatus(cursor).pipe(Effect.mapError(fromError))
-    const base = yield* origin
+    const base = yield* Firecrawl.origin
     const next = job.next === null || job.next === "" ? null : nextLink(base, id, job.next)
-    return yield* jsonResponse(Web.CrawlJob, { ...job, next })
+    if (routing === "single") return yield* jsonResponse(Web.CrawlJob, { ...job, next })
+    return HttpServerResponse.unsafeJson(yield* firecrawlRecord(job, next))
   })
 
 const crawlCancel = (routing: WebRouting, id: string) =>
@@ -208,6 +261,8 @@ const scrape = (routing: WebRouting, fields: Fields) =>
   Effect.gen(function*() {
     const endpoint = endpointOf(routing, "scrape")
     const web = yield* service(Web.Web, endpoint, webEngine)
+    const refusal = Firecrawl.refused(endpoint, yield* fields(endpoint, Schema.Unknown), "scrape")
+    if (refusal !== undefined) return yield* Effect.fail(refusal)
     const request = yield* fields(endpoint, Web.ScrapeRequest)
     const response = yield* web.scrape(request).pipe(Effect.mapError(fromError))
     return yield* jsonResponse(Web.ScrapeResponse, response)
@@ -294,14 +349,14 @@ const jobId = Effect.map(HttpRouter.params, (params) => params["id"] ?? "")
 
 /** The routes of the web operations and AI search, in both routings. */
 export const routes = HttpRouter.empty.pipe(
-  HttpRouter.post(routePath("crawlStart"), handle(crawlStart("firecrawl", fromBody))),
+  HttpRouter.post(routePath("crawlStart"), Firecrawl.handle(crawlStart("firecrawl", fromBody))),
   HttpRouter.get(
     routePath("crawlStatus"),
-    handle(Effect.flatMap(jobId, (id) => crawlStatus("firecrawl", id, batchOfQuery)))
+    Firecrawl.handle(Effect.flatMap(jobId, (id) => crawlStatus("firecrawl", id, batchOfQuery)))
   ),
-  HttpRouter.del(routePath("crawlCancel"), handle(Effect.flatMap(jobId, (id) => crawlCancel("firecrawl", id)))),
-  HttpRouter.post(routePath("map"), handle(map("firecrawl", fromBody))),
-  HttpRouter.post(routePath("scrape"), handle(scrape("firecrawl", fromBody))),
+  HttpRouter.del(routePath("crawlCancel"), Firecrawl.handle(Effect.flatMap(jobId, (id) => crawlCancel("firecrawl", id)))),
+  HttpRouter.post(routePath("map"), Firecrawl.handle(map("firecrawl", fromBody))),
+  HttpRouter.post(routePath("scrape"), Firecrawl.handle(scrape("firecrawl", fromBody))),
   // AI search (`firecrawl` routing) and every `single` operation share the path
   HttpRouter.post(singlePath as `/${string}`, handle(webEndpoint))
 )
