@@ -29,6 +29,7 @@ import * as Rerank from "../../api/Rerank.js"
 import * as Search from "../../api/Search.js"
 import * as Video from "../../api/Video.js"
 import * as LocalWeb from "../../engines/LocalWeb.js"
+import * as ModelRoutes from "../../server/routes/models.js"
 import * as Layers from "../../Layers.js"
 import * as RagConfig from "../../RagConfig.js"
 import * as RagError from "../../RagError.js"
@@ -98,9 +99,11 @@ export const command = Command.make("serve", { host, port, embedder, reranker, a
     if (o.embedder !== "none" && e.embedder === undefined) return yield* refuse(e.reason ?? o.embedder)
     const r = yield* resolveReranker(o.reranker)
     if (o.reranker !== "none" && r.reranker === undefined) return yield* refuse(r.reason ?? o.reranker)
+    // `created` (OpenAI's model field): when this server started serving the model
+    const created = Math.floor(Date.now() / 1000)
     const models: Array<Models.ModelRecord> = [
-      ...(e.embedder ? [{ id: e.embedder.service.defaultModel, object: "model", owned_by: "effect-rag", type: "embedding" }] : []),
-      ...(r.reranker ? [{ id: r.reranker.service.defaultModel, object: "model", owned_by: "effect-rag", type: "rerank" }] : [])
+      ...(e.embedder ? [{ id: e.embedder.service.defaultModel, object: "model", created, owned_by: "effect-rag", type: "embedding" }] : []),
+      ...(r.reranker ? [{ id: r.reranker.service.defaultModel, object: "model", created, owned_by: "effect-rag", type: "rerank" }] : [])
     ]
     // the upstream of --gateway: the remote layers on the configured deployment (read once, so
     // the start-up line names the URL they use)
@@ -113,14 +116,25 @@ export const command = Command.make("serve", { host, port, embedder, reranker, a
       onSome: (settings) =>
         Layer.unwrapEffect(
           Effect.map(Layers.remoteModelsConfig, (m) =>
-            Layer.mergeAll(Chat.layer({ model: m.chatModel }), Images.layer, Video.layer(), Music.layer(), Search.layer))
-        ).pipe(Layer.provide(ApiHttp.layer), Layer.provide(Layer.succeed(RagConfig.RagConfig, settings)))
+            Layer.mergeAll(
+              Chat.layer({ model: m.chatModel }),
+              Images.layer,
+              Video.layer(),
+              Music.layer(),
+              Search.layer,
+              ModelRoutes.layerWithUpstream(models, created)
+            ))
+        ).pipe(
+          // the upstream's client stays in the server's context: chat and images pass through it
+          Layer.provideMerge(ApiHttp.layer),
+          Layer.provide(Layer.succeed(RagConfig.RagConfig, settings))
+        )
     })
     const services = Layer.mergeAll(
       gatewayServices,
       // one document engine, shared by /upload and by the web engine (PDFs found while crawling)
       LocalWeb.layer({ allowPrivate: o.allowPrivate }).pipe(Layer.provideMerge(Layers.uploadFromConfig)),
-      Models.layerList(models),
+      Option.isSome(upstream) ? Layer.empty : Models.layerList(models),
       e.embedder ? Layer.succeed(Embeddings.Embeddings, e.embedder.service) : Layer.empty,
       r.reranker ? Layer.succeed(Rerank.Rerank, r.reranker.service) : Layer.empty
     )
@@ -128,6 +142,7 @@ export const command = Command.make("serve", { host, port, embedder, reranker, a
       "POST /upload",
       "POST /v1/files",
       "POST /v1/crawl, GET|DELETE /v1/crawl/{id}, POST /v1/map, POST /v1/scrape, POST /v1/web",
+      "POST /v2/scrape, POST /v2/crawl, GET|DELETE /v2/crawl/{id}, POST /v2/map, POST /v2/batch/scrape, GET|DELETE /v2/batch/scrape/{id}",
       "GET /v1/models",
       ...(e.embedder ? [`POST /v1/embeddings (${e.embedder.id})`] : []),
       ...(r.reranker ? [`POST /v1/rerank (${r.reranker.id})`] : [])

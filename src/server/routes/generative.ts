@@ -9,17 +9,20 @@
  * responses encoded with its response schemas; typed errors keep their family (`fromError`: an
  * upstream 429 stays a 429 with its `Retry-After`, an upstream 5xx is a 502, a time-out a 504).
  *
- * ## What a gateway loses
+ * ## Pass-through
  *
- * The client schemas are tolerant structs, so re-encoding what the upstream sent is faithful
- * for every field they know and drops the others:
+ * When the server has the upstream's client (`ApiHttp`, which `effect-rag serve --gateway`
+ * provides), chat completions and image generations are passed through: the request body is
+ * checked with the client's schema (a 400 names the field) and then sent to the upstream as the
+ * client wrote it, so every OpenAI field reaches it (`stream_options`, `response_format`, `n`,
+ * `logprobs`, `seed`, ...); the upstream's answer is checked with the response schema (a body
+ * that does not decode is a 502) and returned as the upstream wrote it (`system_fingerprint`,
+ * `usage` chunks, `delta.refusal`, ...), one upstream event per event in a stream.
  *
- * - request fields the client does not model (e.g. `response_format`, `n`, `stream_options`,
- *   `presence_penalty`, `logprobs`) are not forwarded to the upstream;
- * - response fields the client does not model (e.g. `system_fingerprint`, `logprobs`,
- *   `delta.refusal`) are not returned, and decode defaults are written out (`index` 0,
- *   `message.role` `assistant`, `content` / `finish_reason` null, a chunk's `choices` `[]`,
- *   `delta` `{}`).
+ * Without it (a server given only the `Chat` or `Images` services), the client schemas are the
+ * wire: fields they do not model are not forwarded, and decode defaults are written out
+ * (`index` 0, `message.role` `assistant`, `content` / `finish_reason` null, a chunk's
+ * `choices` `[]`, `delta` `{}`).
  *
  * ## Chat streaming (`stream: true`)
  *
@@ -43,12 +46,14 @@
  * refused music submission likewise comes back as `{status, error}` without a task.
  */
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { type Chunk, type Context, Effect, Option, Schema, type Scope, Stream } from "effect"
+import { type Chunk, type Context, Effect, Option, type ParseResult, Schema, type Scope, Stream } from "effect"
 import * as Chat from "../../api/Chat.js"
+import { issuePath } from "../../api/internal/errors.js"
+import * as ApiHttp from "../../api/internal/ApiHttp.js"
 import * as Images from "../../api/Images.js"
 import * as Music from "../../api/Music.js"
 import * as Video from "../../api/Video.js"
-import type * as RagError from "../../RagError.js"
+import * as RagError from "../../RagError.js"
 import * as State from "../internal/state.js"
 import {
   badRequest,
@@ -118,17 +123,18 @@ const errorEvent = (e: RagError.ApiError | RagError.StreamError): Uint8Array => 
 }
 
 /**
- * A streamed completion as `text/event-stream`. The first chunk is awaited before answering,
- * so a failure that comes before any chunk keeps its status. The pull lives in the request's
- * scope, which stays open while the response body is written.
+ * A streamed completion as `text/event-stream`, from the events' data (JSON text, one chunk
+ * each). The first chunk is awaited before answering, so a failure that comes before any chunk
+ * keeps its status. The pull lives in the request's scope, which stays open while the response
+ * body is written.
  */
-const chatStream = (chat: Chat.Service, request: Chat.ChatRequest) =>
+const chatStream = (events: Stream.Stream<string, RagError.ApiError | RagError.StreamError>) =>
   Effect.gen(function*() {
-    const pull = yield* Stream.toPull(chat.stream(request))
+    const pull = yield* Stream.toPull(events)
     const first = yield* pull.pipe(
       Effect.map(Option.some),
       Effect.catchAll((e) =>
-        Option.match(e, { onNone: () => Effect.succeed(Option.none<Chunk.Chunk<Chat.ChatChunk>>()), onSome: Effect.fail })
+        Option.match(e, { onNone: () => Effect.succeed(Option.none<Chunk.Chunk<string>>()), onSome: Effect.fail })
       ),
       Effect.mapError((e): WireError =>
         e._tag === "StreamError"
@@ -141,12 +147,11 @@ const chatStream = (chat: Chat.Service, request: Chat.ChatRequest) =>
           : fromError(e)
       )
     )
-    const chunks: Stream.Stream<Chat.ChatChunk, RagError.ApiError | RagError.StreamError> = Option.match(first, {
+    const chunks: Stream.Stream<string, RagError.ApiError | RagError.StreamError> = Option.match(first, {
       onNone: () => Stream.empty,
       onSome: (chunk) => Stream.concat(Stream.fromChunk(chunk), Stream.repeatEffectChunkOption(pull))
     })
     const body = chunks.pipe(
-      Stream.mapEffect((chunk) => Effect.orDie(encodeChunk(chunk))), // our decoded chunks always encode
       Stream.map(event),
       Stream.concat(Stream.succeed(event("[DONE]"))),
       Stream.catchAll((e) => Stream.succeed(errorEvent(e)))
@@ -157,6 +162,73 @@ const chatStream = (chat: Chat.Service, request: Chat.ChatRequest) =>
     })
   })
 
+/** The upstream's client, when the server is a gateway (pass-through). */
+const upstream = Effect.serviceOption(ApiHttp.ApiHttp)
+
+/** A JSON call to the upstream with the client's own body. */
+const passCall = (endpoint: string, path: string, body: unknown, stream = false): ApiHttp.Call => ({
+  endpoint,
+  method: "POST",
+  host: "base",
+  path,
+  body: { _tag: "Json", value: body },
+  ...(stream ? { timeout: "stream" as const } : {})
+})
+
+/**
+ * Sends the client's body to the upstream and answers with the upstream's JSON as written,
+ * once it decodes with `schema` (else a 502 naming the field).
+ */
+const passJson = <A, I>(http: ApiHttp.Service, endpoint: string, path: string, body: unknown, schema: Schema.Schema<A, I>) =>
+  http.json(passCall(endpoint, path, body), Schema.Unknown).pipe(
+    Effect.tap((json) => Schema.decodeUnknown(schema)(json).pipe(Effect.mapError((e) => upstreamDecode(endpoint, e)))),
+    Effect.mapError(fromError),
+    Effect.map((json) => HttpServerResponse.unsafeJson(json))
+  )
+
+/** An upstream body that does not decode: a 502 naming the field. */
+const upstreamDecode = (endpoint: string, e: ParseResult.ParseError) => {
+  const { message, path } = issuePath(e)
+  return new RagError.DecodeError({ endpoint, path, message: `${endpoint}: the upstream answered ${path === "" ? "a body" : path} that does not decode: ${message}` })
+}
+
+const decodeChunk = Schema.decodeUnknown(Chat.ChatChunk)
+
+/**
+ * The upstream's stream, event data as written: `[DONE]` ends it, an error event fails it
+ * (`StreamError`), a chunk that does not decode fails it (`DecodeError`).
+ */
+const passStream = (http: ApiHttp.Service, body: unknown): Stream.Stream<string, RagError.ApiError | RagError.StreamError> =>
+  http.sse(passCall(chatEndpoint, "/v1/chat/completions", body, true)).pipe(
+    Stream.map((e) => e.data.trim()),
+    Stream.takeWhile((data) => data !== "[DONE]"),
+    Stream.mapEffect((data): Effect.Effect<string, RagError.ApiError | RagError.StreamError> => {
+      const json = parseJson(data)
+      if (json === undefined) {
+        return Effect.fail(new RagError.DecodeError({ endpoint: chatEndpoint, path: "", message: `${chatEndpoint}: a stream event is not JSON` }))
+      }
+      if (typeof json === "object" && json !== null && "error" in json) {
+        const error = (json as { error: unknown }).error
+        const fields = typeof error === "object" && error !== null ? error as Record<string, unknown> : { message: error }
+        return Effect.fail(new RagError.StreamError({
+          endpoint: chatEndpoint,
+          message: `${chatEndpoint}: the stream reported an error: ${http.scrub(String(fields["message"] ?? "unknown error"))}`,
+          type: typeof fields["type"] === "string" ? fields["type"] : undefined,
+          code: typeof fields["code"] === "string" ? fields["code"] : undefined
+        }))
+      }
+      return decodeChunk(json).pipe(Effect.mapError((e) => upstreamDecode(chatEndpoint, e)), Effect.as(data))
+    })
+  )
+
+const parseJson = (text: string): unknown => {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
 const chatCompletions: Effect.Effect<
   HttpServerResponse.HttpServerResponse,
   WireError,
@@ -164,7 +236,16 @@ const chatCompletions: Effect.Effect<
 > = Effect.gen(function*() {
   const chat = yield* gateway(Chat.Chat, chatEndpoint, "chat completion")
   const { stream, ...request } = yield* jsonBody(chatEndpoint, ChatWireRequest)
-  if (stream === true) return yield* chatStream(chat, request)
+  const http = yield* upstream
+  if (Option.isSome(http)) {
+    const raw = yield* jsonBody(chatEndpoint, Schema.Unknown)
+    if (stream === true) return yield* chatStream(passStream(http.value, raw))
+    return yield* passJson(http.value, chatEndpoint, "/v1/chat/completions", raw, Chat.ChatCompletion)
+  }
+  if (stream === true) {
+    // our decoded chunks always encode
+    return yield* chatStream(Stream.mapEffect(chat.stream(request), (chunk) => Effect.orDie(encodeChunk(chunk))))
+  }
   const completion = yield* chat.create(request).pipe(Effect.mapError(fromError))
   return yield* jsonResponse(Chat.ChatCompletion, completion)
 })
@@ -176,6 +257,11 @@ const chatCompletions: Effect.Effect<
 const imageGenerations = Effect.gen(function*() {
   const images = yield* gateway(Images.Images, imagesEndpoint, "image generation")
   const request = yield* jsonBody(imagesEndpoint, Images.ImageRequest)
+  const http = yield* upstream
+  if (Option.isSome(http)) {
+    const raw = yield* jsonBody(imagesEndpoint, Schema.Unknown)
+    return yield* passJson(http.value, imagesEndpoint, "/v1/images/generations", raw, Images.ImageResponse)
+  }
   const response = yield* images.generate(request).pipe(Effect.mapError(fromError))
   return yield* jsonResponse(Images.ImageResponse, response)
 })
