@@ -4,46 +4,9 @@
  * stops cleanly on SIGTERM.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { spawn } from "node:child_process"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
-import { join } from "node:path"
-import { repoRoot, runCli } from "../support/cli.js"
-
-/** Starts `effect-rag serve --port 0 ...`; resolves with its URL once it listens. */
-const startServe = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
-  new Promise<{ url: string; stop: () => Promise<number | null>; output: () => string }>((resolve, reject) => {
-    const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("EFFECT_RAG_")))
-    const child = spawn(process.execPath, ["--import", "tsx", join(repoRoot, "src/cli/main.ts"), "serve", "--port", "0", ...args], {
-      cwd: repoRoot,
-      env: { ...base, NO_COLOR: "1", ...env },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    let out = ""
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL")
-      reject(new Error(`serve did not start: ${out}`))
-    }, 60_000)
-    const onData = (d: Buffer) => {
-      out += d.toString()
-      const m = /Listening on (http:\/\/[\d.]+:\d+)/.exec(out)
-      if (m) {
-        clearTimeout(timer)
-        resolve({
-          url: m[1]!,
-          output: () => out,
-          stop: () =>
-            new Promise((done) => {
-              child.on("close", (code) => done(code))
-              child.kill("SIGTERM")
-            })
-        })
-      }
-    }
-    child.stdout.on("data", onData)
-    child.stderr.on("data", onData)
-    child.on("close", (code) => reject(new Error(`serve exited with ${code}: ${out}`)))
-  })
+import { runCli, startServe } from "../support/cli.js"
 
 describe("effect-rag serve", () => {
   it("serves the local document engine and the model list; stops on SIGTERM", async () => {

@@ -13,8 +13,8 @@
  *
  * When the server has the upstream's client (`ApiHttp`, which `effect-rag serve --gateway`
  * provides), chat completions and image generations are passed through: the request body is
- * checked with the client's schema (a 400 names the field) and then sent to the upstream as the
- * client wrote it, so every OpenAI field reaches it (`stream_options`, `response_format`, `n`,
+ * checked for what the route needs (`model`, `messages`, `stream`; `prompt`: a 400 names the
+ * field; the upstream judges the rest) and then sent to the upstream as the client wrote it, so every OpenAI field reaches it (`stream_options`, `response_format`, `n`,
  * `logprobs`, `seed`, ...); the upstream's answer is checked with the response schema (a body
  * that does not decode is a 502) and returned as the upstream wrote it (`system_fingerprint`,
  * `usage` chunks, `delta.refusal`, ...), one upstream event per event in a stream.
@@ -162,6 +162,19 @@ const chatStream = (events: Stream.Stream<string, RagError.ApiError | RagError.S
     })
   })
 
+/**
+ * What a passed-through chat request must have (the upstream judges the rest: a narrower
+ * schema here would refuse values the upstream accepts).
+ */
+const ChatPass = Schema.Struct({
+  model: Schema.String,
+  messages: Schema.Array(Schema.Unknown),
+  stream: Schema.optional(Schema.Boolean)
+})
+
+/** What a passed-through image request must have. */
+const ImagesPass = Schema.Struct({ prompt: Schema.String })
+
 /** The upstream's client, when the server is a gateway (pass-through). */
 const upstream = Effect.serviceOption(ApiHttp.ApiHttp)
 
@@ -235,13 +248,14 @@ const chatCompletions: Effect.Effect<
   HttpServerRequest.HttpServerRequest | Scope.Scope
 > = Effect.gen(function*() {
   const chat = yield* gateway(Chat.Chat, chatEndpoint, "chat completion")
-  const { stream, ...request } = yield* jsonBody(chatEndpoint, ChatWireRequest)
   const http = yield* upstream
   if (Option.isSome(http)) {
+    const { stream } = yield* jsonBody(chatEndpoint, ChatPass)
     const raw = yield* jsonBody(chatEndpoint, Schema.Unknown)
     if (stream === true) return yield* chatStream(passStream(http.value, raw))
     return yield* passJson(http.value, chatEndpoint, "/v1/chat/completions", raw, Chat.ChatCompletion)
   }
+  const { stream, ...request } = yield* jsonBody(chatEndpoint, ChatWireRequest)
   if (stream === true) {
     // our decoded chunks always encode
     return yield* chatStream(Stream.mapEffect(chat.stream(request), (chunk) => Effect.orDie(encodeChunk(chunk))))
@@ -256,12 +270,13 @@ const chatCompletions: Effect.Effect<
 
 const imageGenerations = Effect.gen(function*() {
   const images = yield* gateway(Images.Images, imagesEndpoint, "image generation")
-  const request = yield* jsonBody(imagesEndpoint, Images.ImageRequest)
   const http = yield* upstream
   if (Option.isSome(http)) {
+    yield* jsonBody(imagesEndpoint, ImagesPass)
     const raw = yield* jsonBody(imagesEndpoint, Schema.Unknown)
     return yield* passJson(http.value, imagesEndpoint, "/v1/images/generations", raw, Images.ImageResponse)
   }
+  const request = yield* jsonBody(imagesEndpoint, Images.ImageRequest)
   const response = yield* images.generate(request).pipe(Effect.mapError(fromError))
   return yield* jsonResponse(Images.ImageResponse, response)
 })
