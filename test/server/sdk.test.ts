@@ -221,11 +221,18 @@ describe("openai SDK against effect-rag serve --gateway", () => {
 // @mendable/firecrawl-js
 // =============================================================================
 
-/** Firecrawl v2, `maxDiscoveryDepth: 1` from `/`: the start page and the sitemap's pages (0), the pages they link to (1). */
-const v2Depth1 = [
+/**
+ * Firecrawl v2, `maxDiscoveryDepth: 2` from `/`: the start page and the sitemap's pages (0,
+ * among them `/team/deeper`, four link hops deep), the pages they link to (1), the pages those
+ * link to (2): the whole site but what robots.txt disallows. The CLI's `--max-depth 2` (link
+ * hops) returns neither `/team/deep`, `/team/deeper` nor `/orphan`.
+ */
+const v2Depth2 = [
   "/",
   "/about",
   "/blog/",
+  "/blog/post-1",
+  "/blog/post-2?b=2&a=1",
   "/files/report.pdf",
   "/latin1",
   "/missing",
@@ -234,10 +241,14 @@ const v2Depth1 = [
   "/sjis",
   "/slow",
   "/team",
+  "/team/deep",
   "/team/deeper"
 ].sort()
 
-/** Firecrawl v1, `maxDepth: 1` from `/`: pages of at most one path segment, however deep their links. */
+/**
+ * Firecrawl v1, `maxDepth: 1` from `/`: pages of at most one path segment, however many links
+ * away (`/team` is two hops from `/`), and none of two (`/blog/post-1` is two hops too).
+ */
 const v1Depth1 = ["/", "/about", "/blog/", "/latin1", "/missing", "/old-page", "/orphan", "/sjis", "/slow", "/team"].sort()
 
 describe("@mendable/firecrawl-js v2 client against effect-rag serve", () => {
@@ -251,19 +262,17 @@ describe("@mendable/firecrawl-js v2 client against effect-rag serve", () => {
     expect(doc.metadata).toMatchObject({ title: "About", statusCode: 200, sourceURL: `${site.origin}/about` })
   }, 30_000)
 
-  it("map: robots.txt-disallowed URLs are not listed; sitemap only", async () => {
-    const all = await client().map(`${site.origin}/`)
-    const urls = all.links.map((l) => l.url.replace(site.origin, ""))
-    expect(urls).toContain("/team")
-    expect(urls).not.toContain("/private/secret")
+  it("map: the sitemap only; a limit", async () => {
     const only = await client().map(`${site.origin}/`, { sitemap: "only" })
     expect(only.links.map((l) => l.url.replace(site.origin, ""))).toEqual(["/", "/about", "/orphan", "/team/deeper"])
+    const two = await client().map(`${site.origin}/`, { limit: 2 })
+    expect(two.links).toEqual([{ url: `${site.origin}/` }, { url: `${site.origin}/about` }])
   }, 30_000)
 
   it("crawl: maxDiscoveryDepth counts discovery order, the sitemap's pages at 0", async () => {
-    const job = await client().crawl(`${site.origin}/`, { maxDiscoveryDepth: 1, pollInterval: 1, timeout: 120 })
+    const job = await client().crawl(`${site.origin}/`, { maxDiscoveryDepth: 2, pollInterval: 1, timeout: 120 })
     expect(job.status).toBe("completed")
-    expect(paths(job.data)).toEqual(v2Depth1)
+    expect(paths(job.data)).toEqual(v2Depth2)
     // the 404 is reported with its status, with no content
     const missing = job.data.find((d) => d.metadata?.sourceURL === `${site.origin}/missing`)
     expect(missing?.metadata).toMatchObject({ statusCode: 404 })
@@ -314,9 +323,8 @@ describe("@mendable/firecrawl-js v1 client against effect-rag serve", () => {
   it("scrapeUrl and mapUrl", async () => {
     const scraped = await client().scrapeUrl(`${site.origin}/about`, { formats: ["markdown"] })
     expect(scraped).toMatchObject({ success: true, markdown: expect.stringContaining("# About") })
-    const mapped = await client().mapUrl(`${site.origin}/`, {})
-    expect(mapped).toMatchObject({ success: true })
-    expect((mapped as { links: Array<string> }).links).not.toContain(`${site.origin}/private/secret`)
+    const mapped = await client().mapUrl(`${site.origin}/`, { limit: 3 })
+    expect(mapped).toEqual({ success: true, links: [`${site.origin}/`, `${site.origin}/about`, `${site.origin}/orphan`] })
   }, 30_000)
 
   it("crawlUrl: maxDepth counts path segments; the last batch has no next", async () => {
