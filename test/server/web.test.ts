@@ -310,3 +310,74 @@ describe("server: web envelopes and links", () => {
       }
     }))
 })
+
+describe("server: the Firecrawl SDKs follow the server's next links (page size 2)", () => {
+  /** Runs a promise in an Effect test. */
+  const run = <A>(f: () => Promise<A>) => Effect.promise(f)
+
+  it.scopedLive("v2 getCrawlStatus and batch status page through every batch; so does v1 crawlUrl", () =>
+    Effect.gen(function*() {
+      const site = yield* startSite
+      const url = yield* serveOurs(localWeb, { apiKey: Redacted.make(testKey) })
+      const { default: Firecrawl, FirecrawlAppV1 } = yield* run(() => import("@mendable/firecrawl-js"))
+      const v2 = new Firecrawl({ apiKey: testKey, apiUrl: url })
+      const crawled = yield* run(() => v2.crawl(`${site.origin}/blog/`, { pollInterval: 1, timeout: 60 }))
+      expect(crawled.status).toBe("completed")
+      expect(crawled.next).toBeNull()
+      expect(paths(site, crawled.data as Array<Web.CrawlPage>)).toEqual(["/blog/", "/blog/post-1", "/blog/post-2?b=2&a=1"])
+      // one batch at a time: the first has a next link on this server, the last none
+      const first = yield* run(() => v2.getCrawlStatus(crawled.id, { autoPaginate: false }))
+      expect(first.data).toHaveLength(2)
+      expect(first.next).toBe(`${url}/v2/crawl/${crawled.id}?skip=2`)
+      const raw = yield* run(() =>
+        fetch(`${url}/v2/crawl/${crawled.id}?skip=2`, { headers: { authorization: `Bearer ${testKey}` } }).then((r) => r.json())
+      )
+      expect(raw).toMatchObject({ success: true, status: "completed", data: [{ metadata: { sourceURL: expect.any(String) } }] })
+      expect(raw).not.toHaveProperty("next")
+
+      const urls = ["/", "/about", "/team"].map((p) => `${site.origin}${p}`)
+      const batch = yield* run(() => v2.batchScrape(urls, { pollInterval: 1, timeout: 60 }))
+      expect(batch.data.map((d) => d.metadata?.sourceURL)).toEqual(urls)
+
+      // v1's crawlUrl polls, then follows every next link of the completed job
+      const v1 = new FirecrawlAppV1({ apiKey: testKey, apiUrl: url })
+      const all = yield* run(() => v1.crawlUrl(`${site.origin}/blog/`, {}, 1))
+      expect(all).toMatchObject({ success: true, status: "completed" })
+      expect(paths(site, (all as { data: Array<Web.CrawlPage> }).data)).toEqual(["/blog/", "/blog/post-1", "/blog/post-2?b=2&a=1"])
+    }))
+
+  it.scopedLive("v2 without the local web engine is a 501 in Firecrawl's error body; v2 request fields are checked", () =>
+    Effect.gen(function*() {
+      const site = yield* startSite
+      const bare = yield* serveOurs(Layer.empty)
+      const res = yield* run(() => fetch(`${bare}/v2/scrape`, { method: "POST", body: JSON.stringify({ url: site.origin }) }))
+      expect(res.status).toBe(501)
+      expect(yield* run(() => res.json())).toMatchObject({ success: false, error: expect.stringContaining("local web engine") })
+      const url = yield* serveOurs(localWeb)
+      const post = (path: string, body: unknown) =>
+        run(() =>
+          fetch(`${url}${path}`, { method: "POST", body: JSON.stringify(body) }).then(async (r) => ({ status: r.status, json: await r.json() }))
+        )
+      expect(yield* post("/v2/crawl", { url: site.origin, sitemap: "sometimes" })).toMatchObject({
+        status: 400,
+        json: { success: false, error: expect.stringContaining("sitemap") }
+      })
+      expect(yield* post("/v2/crawl", { url: site.origin, webhook: "https://hooks.example/x" })).toMatchObject({
+        status: 400,
+        json: { success: false, error: expect.stringContaining("webhook is not supported") }
+      })
+      expect(yield* post("/v2/scrape", { url: site.origin, formats: ["markdown", { type: "screenshot", fullPage: true }] })).toMatchObject({
+        status: 400,
+        json: { success: false, error: expect.stringContaining("screenshot") }
+      })
+      expect(yield* post("/v2/batch/scrape", { urls: ["not a url", `${site.origin}/about`], ignoreInvalidURLs: true })).toMatchObject({
+        status: 200,
+        json: { success: true, invalidURLs: ["not a url"] }
+      })
+      // a path under /v2/ that is not served: a 404 in Firecrawl's body
+      expect(yield* run(() => fetch(`${url}/v2/extract`, { method: "POST", body: "{}" }).then((r) => r.json()))).toMatchObject({
+        success: false,
+        error: expect.stringContaining("no route")
+      })
+    }))
+})
