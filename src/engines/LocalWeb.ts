@@ -100,6 +100,9 @@ export interface Options {
   readonly retention?: Duration.DurationInput | undefined
 }
 
+/** The `maxDepth` (link hops) of a crawl that does not set one, unless `Options.defaultMaxDepth` says otherwise. */
+export const defaultMaxDepth = 10
+
 /** The default `User-Agent`. */
 export const defaultUserAgent = "effect-rag/0.1 (local web engine)"
 /** The default mobile `User-Agent`. */
@@ -139,7 +142,7 @@ const settingsOf = (o: Options): Settings => ({
   maxRedirects: o.maxRedirects ?? 5,
   respectRobots: o.respectRobots ?? true,
   pageSize: Math.max(1, o.pageSize ?? 100),
-  defaultMaxDepth: o.defaultMaxDepth ?? 10,
+  defaultMaxDepth: o.defaultMaxDepth ?? defaultMaxDepth,
   defaultLimit: o.defaultLimit ?? 1000,
   mapMaxPages: o.mapMaxPages ?? 10,
   maxSitemaps: o.maxSitemaps ?? 20,

@@ -1,6 +1,6 @@
 /**
  * `effect-rag scrape URL`, `effect-rag crawl URL [--max-depth N] [--limit N] [--include P]...
- * [--exclude P]... [--allow-private]` and `effect-rag map URL [--search Q] [--limit N]`, on the
+ * [--exclude P]... [--sitemap include|skip|only] [--allow-private]` and `effect-rag map URL [--search Q] [--limit N]`, on the
  * local web engine. With `--json` each prints the spec's response shape: the scrape response,
  * the final crawl job record with every page (`next: null`), the map response.
  *
@@ -17,12 +17,13 @@ import { Chunk, Console, Duration, Effect, Layer, Option, Stream } from "effect"
 import * as Web from "../../api/Web.js"
 import * as LocalFiles from "../../engines/LocalFiles.js"
 import * as LocalWeb from "../../engines/LocalWeb.js"
+import * as RagError from "../../RagError.js"
 
 /**
  * The local web engine with the local document engine for non-HTML pages: what the commands
  * run on. `allowPrivate` opens private and loopback addresses (off by default).
  */
-export const webLayer = (options: LocalWeb.Options = {}): Layer.Layer<Web.Web> =>
+export const webLayer = (options: LocalWeb.Options = {}): Layer.Layer<Web.Web | LocalWeb.LocalWeb> =>
   LocalWeb.layer(options).pipe(Layer.provide(LocalFiles.layer()))
 
 const json = Options.boolean("json").pipe(Options.withDescription("print the response as JSON (the spec's shape)"))
@@ -62,6 +63,8 @@ export interface CrawlArgs {
   readonly limit: Option.Option<number>
   readonly include: ReadonlyArray<string>
   readonly exclude: ReadonlyArray<string>
+  /** How the sitemap is used (`include` when none); needs the local engine (`LocalWeb`). */
+  readonly sitemap?: Option.Option<LocalWeb.SitemapMode> | undefined
   readonly json: boolean
 }
 
@@ -72,13 +75,28 @@ export interface CrawlArgs {
 export const runCrawl = (args: CrawlArgs) =>
   Effect.gen(function*() {
     const web = yield* Web.Web
-    const started = yield* web.crawl({
+    const request: Web.CrawlRequest = {
       url: args.url,
       ...(Option.isSome(args.maxDepth) ? { maxDepth: args.maxDepth.value } : {}),
       ...(Option.isSome(args.limit) ? { limit: args.limit.value } : {}),
       ...(args.include.length > 0 ? { includePaths: args.include } : {}),
       ...(args.exclude.length > 0 ? { excludePaths: args.exclude } : {})
-    })
+    }
+    const sitemap = args.sitemap ?? Option.none()
+    const started = Option.isNone(sitemap)
+      ? yield* web.crawl(request)
+      : yield* Effect.flatMap(Effect.serviceOption(LocalWeb.LocalWeb), (local) =>
+        Option.isNone(local)
+          ? Effect.fail(
+            new RagError.ConfigurationError({
+              endpoint: "crawl",
+              message: "--sitemap needs the local web engine (LocalWeb.layer)"
+            })
+          )
+          : local.value.crawlWith(request, {
+            maxHops: Option.getOrElse(args.maxDepth, () => LocalWeb.defaultMaxDepth),
+            sitemap: sitemap.value
+          }))
     const job = yield* web.waitForCrawl(started.id, { interval: Duration.millis(250) })
     const pages = Chunk.toReadonlyArray(yield* Stream.runCollect(web.crawlPages(started.id)))
     const record: Web.CrawlJob = { ...job, next: null, data: pages }
@@ -91,12 +109,15 @@ export const runCrawl = (args: CrawlArgs) =>
     yield* Console.log(`${job.status}: ${job.completed} of ${job.total} pages crawled`)
   })
 
-/** `effect-rag crawl URL [--max-depth N] [--limit N] [--include P]... [--exclude P]... [--allow-private] [--json]`. */
+/** `effect-rag crawl URL [--max-depth N] [--limit N] [--include P]... [--exclude P]... [--sitemap MODE] [--allow-private] [--json]`. */
 export const crawlCommand = Command.make(
   "crawl",
   {
     url,
-    maxDepth: Options.integer("max-depth").pipe(Options.optional, Options.withDescription("links deep to follow (default 10)")),
+    maxDepth: Options.integer("max-depth").pipe(
+      Options.optional,
+      Options.withDescription("link hops from the start page (default 10); a page only deeper is never returned, even if the sitemap lists it")
+    ),
     limit: Options.integer("limit").pipe(Options.optional, Options.withDescription("most pages (default 1000)")),
     include: Options.text("include").pipe(
       Options.repeated,
@@ -105,6 +126,12 @@ export const crawlCommand = Command.make(
     exclude: Options.text("exclude").pipe(
       Options.repeated,
       Options.withDescription("path pattern (regular expression) to exclude; repeatable")
+    ),
+    sitemap: Options.choice("sitemap", LocalWeb.sitemapModes).pipe(
+      Options.optional,
+      Options.withDescription(
+        "include (default): the sitemap's pages too once links run out; skip: links only; only: the start page and the sitemap's pages within --max-depth"
+      )
     ),
     allowPrivate,
     json

@@ -49,5 +49,30 @@ describe("web commands", () => {
 
       const text = yield* run(crawlCommand, ["--max-depth", "0", "--allow-private", `${site.origin}/`])
       expect(text).toContain("completed: 1 of 1 pages crawled")
+
+      const only = JSON.parse(
+        yield* run(crawlCommand, ["--max-depth", "0", "--sitemap", "only", "--json", "--allow-private", `${site.origin}/`])
+      )
+      expect(only.data.map((p: { metadata: { sourceURL: string } }) => p.metadata.sourceURL)).toEqual([`${site.origin}/`])
+      const badMode = yield* Effect.flip(run(crawlCommand, ["--sitemap", "sometimes", "--allow-private", `${site.origin}/`]))
+      expect(JSON.stringify(badMode)).toContain("include, skip, only")
+    }))
+
+  it.scopedLive("crawl --max-depth 2 of a site with a sitemap: exactly the pages within two link hops that robots.txt allows and that answered 200", () =>
+    Effect.gen(function*() {
+      const site = yield* startSite
+      const job = JSON.parse(yield* run(crawlCommand, ["--max-depth", "2", "--json", "--allow-private", `${site.origin}/`]))
+      type Page = { metadata: { sourceURL: string; statusCode?: number; error?: string }; markdown?: string }
+      const rel = (pages: Array<Page>) => pages.map((p) => p.metadata.sourceURL.replace(site.origin, "")).sort()
+      const ok = job.data.filter((p: Page) => p.metadata.error === undefined)
+      // the sitemap lists /team/deeper (four hops) and /orphan (no link reaches it): neither is
+      // returned, since links reach beyond two hops; /private/secret is disallowed by robots.txt
+      expect(rel(ok)).toEqual(
+        ["/", "/about", "/blog/", "/blog/post-1", "/blog/post-2?b=2&a=1", "/files/report.pdf", "/latin1", "/old-page", "/sjis", "/slow", "/team"].sort()
+      )
+      expect(ok.every((p: Page) => p.metadata.statusCode === 200)).toBe(true)
+      // the page that answered 404 is reported with its status, never as a document
+      const failed = job.data.filter((p: Page) => p.metadata.error !== undefined)
+      expect(failed).toEqual([{ metadata: { sourceURL: `${site.origin}/missing`, statusCode: 404, error: "HTTP 404" } }])
     }))
 })
