@@ -8,7 +8,8 @@
  *   exclude globs, see {@link Request}). Document id: the `file://` URL of the absolute path.
  * - **Url**: one page scraped through the `Web` service (to Markdown), then chunked by `Upload`.
  *   Document id: the normalised URL.
- * - **Site**: a crawl through the `Web` service; every page a document, as for `Url`.
+ * - **Site**: a crawl through the `Web` service; every page a document, as for `Url`, but for
+ *   the pages that answered 4xx/5xx (the site's broken links: `Summary.brokenPages`, not failures).
  *
  * ## Idempotent, resumable, loss-free
  * Each document gets a content hash (SHA-256 of the pipeline fingerprint and its bytes). Its
@@ -199,7 +200,20 @@ export interface Summary {
   /** Store write operations issued (upserts and deletes): 0 on a rerun over unchanged input. */
   readonly writes: number
   readonly failures: ReadonlyArray<Failure>
+  /**
+   * Pages a crawled site linked to that answered an HTTP error (4xx/5xx): the site's broken
+   * links, reported here with their status; not documents, and not failures (the run is not
+   * partial for them). A site's start page that answers an error is a failure.
+   */
+  readonly brokenPages: ReadonlyArray<BrokenPage>
   readonly durationMs: number
+}
+
+/** A page of a crawled site that answered an HTTP error. */
+export interface BrokenPage {
+  readonly site: string
+  readonly url: string
+  readonly statusCode: number
 }
 
 /** A progress event. */
@@ -251,6 +265,11 @@ const utf8 = new TextEncoder()
 const pageFile = (documentId: string, page: Web.CrawlPage): Effect.Effect<Loaded, SourceError> => {
   if (page.metadata.error !== undefined && (page.markdown ?? "") === "") {
     return Effect.fail(new SourceError({ source: documentId, reason: "page_failed", message: `${documentId}: ${page.metadata.error}` }))
+  }
+  const status = page.metadata.statusCode ?? 200
+  if (status >= 400) {
+    // an error page is never a document
+    return Effect.fail(new SourceError({ source: documentId, reason: "page_failed", message: `${documentId}: HTTP ${status}` }))
   }
   const title = page.metadata.title ?? undefined
   return Effect.succeed({
@@ -313,6 +332,7 @@ export const run = (
     let writes = 0
     let planned = 0
     const failures: Array<Failure> = []
+    const brokenPages: Array<BrokenPage> = []
     const seen = new Set<string>()
     /** Prune scopes: predicates over document ids, added as sources finish enumerating. */
     const scopes: Array<(id: string) => boolean> = []
@@ -422,9 +442,14 @@ export const run = (
           Stream.filterMap((page) => {
             const pageUrl = page.metadata.url ?? page.metadata.sourceURL
             const pageId = pageUrl === undefined ? undefined : Sources.urlDocumentId(pageUrl)
-            return pageId === undefined
-              ? Option.none()
-              : Option.some<Item>({ source: pageUrl!, documentId: pageId, load: pageFile(pageId, page) })
+            if (pageId === undefined) return Option.none()
+            const status = page.metadata.statusCode ?? 200
+            if (status >= 400 && pageId !== id) {
+              // a broken link of the site: reported, not a document, not a failure
+              brokenPages.push({ site: site.url, url: pageUrl!, statusCode: status })
+              return Option.none()
+            }
+            return Option.some<Item>({ source: pageUrl!, documentId: pageId, load: pageFile(pageId, page) })
           }),
           Stream.catchAll((e) => {
             complete = false
@@ -606,6 +631,7 @@ export const run = (
       chunks: { ingested: chunksIngested, inserted, updated, deleted, total },
       writes,
       failures,
+      brokenPages,
       durationMs: Date.now() - started
     }
     yield* emit({ _tag: "Finished", summary })

@@ -1,14 +1,16 @@
 /**
  * The `ingest` and `collections` commands, parsed and run by @effect/cli in this process (the
  * same root-command setup as `main.ts`): exit codes (0, 3, 2), the `--json` summary, a rerun
- * writing nothing, `collections list/stats/drop`.
+ * writing nothing, `collections list/stats/drop`; a crawled site's broken links against a URL
+ * source that answers 404.
  */
 import { NodeContext } from "@effect/platform-node"
-import { Effect } from "effect"
+import { Effect, Exit, Scope } from "effect"
 import { copyFileSync, rmSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest"
 import { sharedPath } from "../../src/internal/shared.js"
+import { startSite } from "../engines/web/site.js"
 import { run } from "./fixtures/cli-child.js"
 import { tempDir, writeCorpus } from "./fixtures/ingest-helpers.js"
 
@@ -60,4 +62,29 @@ describe("ingest and collections commands", () => {
     expect(JSON.parse((await cli("collections", "list", "--db", db, "--json")).stdout).collections).toEqual([])
     expect((await cli("collections", "drop", "notes", "--db", db)).code).toBe(1)
   })
+
+  it("a site whose links 404: the broken pages are listed, not failures (exit 0); a URL source that 404s is a failure (exit 3)", async () => {
+    const scope = Effect.runSync(Scope.make())
+    try {
+      const site = await Effect.runPromise(Scope.extend(startSite, scope))
+      const folder = join(root, "own")
+      const db = join(root, "db-site")
+      writeCorpus(folder, 1, 0)
+      const crawled = await cli("ingest", folder, "--site", `${site.origin}/`, "--max-depth", "1", "--allow-private", "--db", db, "--collection", "site", "--json")
+      const summary = JSON.parse(crawled.stdout)
+      expect(crawled.code).toBe(0)
+      expect(summary).toMatchObject({ failed: 0, brokenPages: [{ site: `${site.origin}/`, url: `${site.origin}/missing`, statusCode: 404 }] })
+      expect(summary.ingested).toBeGreaterThan(1)
+
+      const named = await cli("ingest", `${site.origin}/missing`, `${site.origin}/about`, "--allow-private", "--db", db, "--collection", "pages", "--json")
+      expect(named.code).toBe(3)
+      expect(JSON.parse(named.stdout)).toMatchObject({
+        ingested: 1,
+        failed: 1,
+        failures: [{ source: `${site.origin}/missing`, error: { _tag: "SourceError", reason: "page_failed", message: expect.stringContaining("HTTP 404") } }]
+      })
+    } finally {
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+    }
+  }, 120_000)
 })

@@ -1,5 +1,5 @@
 /**
- * `effect-rag ingest PATH|URL... [--site URL]... [--include GLOB]... [--exclude GLOB]... [--prune]
+ * `effect-rag ingest PATH|URL... [--site URL]... [--max-depth N] [--include GLOB]... [--exclude GLOB]... [--prune]
  * [--embedder none|remote|use-lite|onnx:DIR] [--concurrency N] [--allow-private] [--db DIR]
  * [--collection NAME] [--json] [--config FILE]`: the ingest pipeline of `pipeline/Ingest.ts`.
  *
@@ -10,7 +10,10 @@
  * - Progress on stderr: a bar with rate and ETA on a terminal, plain lines otherwise; the
  *   summary on stdout (JSON with `--json`).
  * - Exit status: 0 every document ingested or unchanged, 3 some failed (the rest are stored),
- *   1 the run failed (or every document failed), 2 bad usage.
+ *   1 the run failed (or every document failed), 2 bad usage. Pages a `--site` crawl found
+ *   broken (4xx/5xx) are listed in the summary (`brokenPages`), not failures: they do not make
+ *   the run partial; the site's start page, a URL source or a page that could not be read is a
+ *   failure.
  *
  * Wiring: `command` is self-contained (it provides its own layers), so `main.ts` only lists it.
  *
@@ -36,6 +39,8 @@ import { resolveEmbedder } from "./bench.js"
 export interface IngestArgs {
   readonly sources: ReadonlyArray<string>
   readonly site: ReadonlyArray<string>
+  /** Link hops from each `--site` start page (the engine's default when none). */
+  readonly maxDepth?: Option.Option<number> | undefined
   readonly include: ReadonlyArray<string>
   readonly exclude: ReadonlyArray<string>
   readonly prune: boolean
@@ -93,6 +98,10 @@ export const summaryText = (db: string, s: Ingest.Summary): string => {
     `chunks: ${s.chunks.ingested} ingested (${s.chunks.inserted} inserted, ${s.chunks.updated} updated, ${s.chunks.deleted} deleted); ${s.chunks.total} in the collection`,
     `time: ${seconds(s.durationMs)} (${rate(s.ingested + s.skipped)} documents/s, ${rate(s.chunks.ingested)} chunks/s)`
   ]
+  if (s.brokenPages.length > 0) {
+    lines.push(`broken links of the crawled sites (not ingested, not failures): ${s.brokenPages.length}`)
+    for (const b of s.brokenPages) lines.push(`  ${b.url}: HTTP ${b.statusCode}`)
+  }
   if (s.failures.length > 0) {
     lines.push("failed:")
     for (const f of s.failures.map(failureJson)) {
@@ -218,7 +227,12 @@ export const runIngest = (args: IngestArgs): Effect.Effect<Option.Option<Ingest.
     const tty = process.stderr.isTTY === true
     const reporter = progressReporter({ tty, quiet: args.json })
     const request: Ingest.Request = {
-      sources: [...args.sources.map(Ingest.Source.parse), ...args.site.map((u) => Ingest.Source.site(u))],
+      sources: [
+        ...args.sources.map(Ingest.Source.parse),
+        ...args.site.map((u) =>
+          Ingest.Source.site(u, Option.match(args.maxDepth ?? Option.none(), { onNone: () => ({}), onSome: (maxDepth) => ({ maxDepth }) }))
+        )
+      ],
       collection,
       include: args.include,
       exclude: args.exclude,
@@ -270,6 +284,10 @@ export const command = Command.make(
       Args.repeated
     ),
     site: Options.text("site").pipe(Options.repeated, Options.withDescription("crawl this site and ingest its pages (repeatable)")),
+    maxDepth: Options.integer("max-depth").pipe(
+      Options.optional,
+      Options.withDescription("link hops from each --site start page (default 10)")
+    ),
     include: Options.text("include").pipe(
       Options.repeated,
       Options.withDescription("only folder files matching this glob (`*.md`: base name; `docs/**`: relative path); repeatable")
