@@ -2,25 +2,29 @@
  * LanceDB on an S3-compatible server (`s3rver` on loopback, started here): the VectorStore
  * contract on `s3://…`, the storage options from the configuration (secrets `Redacted`), and how
  * commits behave when two writers commit the same table version at once — with a server that
- * honours `If-None-Match: *` on PUT and with one that ignores it (`docs/scale-out.md`).
+ * honours `If-None-Match: *` on PUT and with one that ignores it, and LanceDB's `s3+ddb://`
+ * DynamoDB commit store on `dynalite` (`docs/scale-out.md`).
  */
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Exit, Layer, Redacted } from "effect"
 import { afterAll, beforeAll } from "vitest"
 import * as LanceDbStore from "../../src/store/LanceDbStore.js"
 import { type Chunk, VectorStore } from "../../src/store/VectorStore.js"
-import { startS3, type S3Server } from "../support/s3.js"
+import { type DynamoServer, startDynamo, startS3, type S3Server } from "../support/s3.js"
 import { axis, contract, corpus, spec } from "./contract.js"
 
 let plain: S3Server
 let conditional: S3Server
+let dynamo: DynamoServer
 beforeAll(async () => {
   plain = await startS3()
   conditional = await startS3({ conditionalPut: true })
+  dynamo = await startDynamo()
 })
 afterAll(async () => {
   await plain?.close()
   await conditional?.close()
+  await dynamo?.close()
 })
 
 let n = 0
@@ -36,19 +40,22 @@ const chunksOf = (doc: number, count: number): Array<Chunk> =>
   }))
 
 /** Two connections each upsert one document (one commit each) while the server pairs the commits. */
-const racingWriters = (s3: S3Server, prefix: string) =>
+const racingWriters = (s3: S3Server, uri: string) =>
   Effect.gen(function*() {
-    const at = () => Layer.fresh(LanceDbStore.layer({ uri: s3.uri(prefix), storage: s3.storage }))
+    const at = () => Layer.fresh(LanceDbStore.layer({ uri, storage: s3.storage }))
     // the table, its indexes and a first document, before the race
     yield* Effect.scoped(Effect.flatMap(VectorStore, (s) => Effect.flatMap(s.collection(spec), (c) => c.upsert(chunksOf(0, 5))))
       .pipe(Effect.provide(at())))
     const writer = (doc: number) =>
       Effect.scoped(Effect.flatMap(VectorStore, (s) => Effect.flatMap(s.collection(spec), (c) => c.upsert(chunksOf(doc, 5))))
         .pipe(Effect.provide(at())))
+    const pairsBefore = s3.pairs()
     s3.pairCommits(true)
     const results = yield* Effect.all([writer(1), writer(2)], { concurrency: 2 }).pipe(
       Effect.ensuring(Effect.sync(() => s3.pairCommits(false)))
     )
+    // both writers really wrote the same table version at once
+    expect(s3.pairs()).toBe(pairsBefore + 1)
     const stored = yield* Effect.scoped(Effect.flatMap(VectorStore, (s) => Effect.flatMap(s.open("contract"), (c) => c.listDocuments()))
       .pipe(Effect.provide(at())))
     return { results, stored }
@@ -69,7 +76,7 @@ describe("LanceDB on S3", () => {
   it.live("conditional PUT: two writers committing the same version conflict, one retries, nothing is lost", () =>
     Effect.gen(function*() {
       const before = conditional.preconditionFailures()
-      const { results, stored } = yield* racingWriters(conditional, "race-conditional")
+      const { results, stored } = yield* racingWriters(conditional, conditional.uri("race-conditional"))
       // the second PUT of the same manifest was refused: a real commit conflict, resolved by a retry
       expect(conditional.preconditionFailures()).toBeGreaterThan(before)
       expect(results.map((r) => r.inserted)).toEqual([5, 5])
@@ -78,13 +85,32 @@ describe("LanceDB on S3", () => {
 
   it.live("no conditional PUT: both writers succeed and the later manifest overwrites the earlier (a lost commit)", () =>
     Effect.gen(function*() {
-      const { results, stored } = yield* racingWriters(plain, "race-plain")
+      const { results, stored } = yield* racingWriters(plain, plain.uri("race-plain"))
       // both report success…
       expect(results.map((r) => r.inserted)).toEqual([5, 5])
       // …but only one of the two documents is in the table: the other commit was overwritten
       expect(stored.map((d) => d.documentId).filter((d) => d !== "d0")).toHaveLength(1)
       expect(stored.find((d) => d.documentId === "d0")?.chunks).toBe(5)
     }), 120_000)
+
+  it.live("s3+ddb://: the commits go through LanceDB's DynamoDB commit store (dynalite), one record per version", () =>
+    Effect.gen(function*() {
+      yield* Effect.promise(() => dynamo.createCommitTable("lance_commits"))
+      const at = () =>
+        Layer.fresh(LanceDbStore.layer({
+          uri: `s3+ddb://${plain.bucket}/ddb?ddbTableName=lance_commits`,
+          storage: { ...plain.storage, options: { dynamodb_endpoint: dynamo.endpoint } }
+        }))
+      for (const doc of [1, 2]) {
+        yield* Effect.scoped(Effect.flatMap(VectorStore, (s) => Effect.flatMap(s.collection(spec), (c) => c.upsert(chunksOf(doc, 5))))
+          .pipe(Effect.provide(at())))
+      }
+      const stored = yield* Effect.scoped(Effect.flatMap(VectorStore, (s) => Effect.flatMap(s.open("contract"), (c) => c.listDocuments()))
+        .pipe(Effect.provide(at())))
+      expect(stored).toEqual([{ documentId: "d1", chunks: 5 }, { documentId: "d2", chunks: 5 }])
+      const versions = (yield* Effect.promise(() => plain.keys("ddb/contract.lance/_versions/"))).filter((k) => k.endsWith(".manifest"))
+      expect(yield* Effect.promise(() => dynamo.count("lance_commits"))).toBe(versions.length)
+    }), 60_000)
 
   it.live("storage options from the configuration: endpoint, region, credentials (Redacted), extra options", () =>
     Effect.gen(function*() {

@@ -12,11 +12,17 @@
  *   Azure behave.
  *
  * `pairCommits(true)` makes two LanceDB writers race deterministically: the next PUT of a table
- * version (`…/_versions/….manifest`) waits (at most 15 s) until a second PUT of the same key
+ * version (`…/_versions/<v>.manifest`, or its staging copy `<v>.manifest-<id>` that the DynamoDB
+ * commit store writes first) waits (at most 15 s) until a second PUT of the same version
  * arrives, then both go on together (once; later commits are not held).
+ *
+ * {@link startDynamo} starts `dynalite` (DynamoDB on an in-memory LevelDB) for LanceDB's
+ * `s3+ddb://` commit store.
  */
 import S3rver from "s3rver"
 import { mkdtempSync, rmSync } from "node:fs"
+import type { AddressInfo } from "node:net"
+import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Redacted } from "effect"
@@ -36,6 +42,8 @@ export interface S3Server {
   readonly lance: Readonly<Record<string, string>>
   /** Arms (or disarms) the pairing of the next two commits of one version (see the module comment). */
   readonly pairCommits: (on: boolean) => void
+  /** Pairs formed so far: two writers that PUT the same table version at once. */
+  readonly pairs: () => number
   /** Conditional PUTs refused with 412 so far (with `conditionalPut`). */
   readonly preconditionFailures: () => number
   /** Object keys under a prefix. */
@@ -132,24 +140,27 @@ export const startS3 = async (options: { readonly bucket?: string; readonly cond
   }
 
   let pairing = false
+  let paired = 0
   const partners = new Map<string, () => void>()
   const pair: Middleware = async (ctx, next) => {
-    if (!pairing || ctx.method !== "PUT" || !/\/_versions\/[^/]+\.manifest$/.test(ctx.path)) return next()
-    const waiting = partners.get(ctx.path)
+    if (!pairing || ctx.method !== "PUT" || !/\/_versions\/[^/]+\.manifest(-[^/]+)?$/.test(ctx.path)) return next()
+    const version = ctx.path.replace(/(\.manifest)-[^/]+$/, "$1")
+    const waiting = partners.get(version)
     if (waiting !== undefined) {
       // one pair per pairCommits(true): a retry after the race goes through unhindered
       pairing = false
-      partners.delete(ctx.path)
+      paired++
+      partners.delete(version)
       waiting()
     } else {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, 15_000)
-        partners.set(ctx.path, () => {
+        partners.set(version, () => {
           clearTimeout(timer)
           resolve()
         })
       })
-      partners.delete(ctx.path)
+      partners.delete(version)
     }
     return next()
   }
@@ -184,11 +195,65 @@ export const startS3 = async (options: { readonly bucket?: string; readonly cond
     pairCommits: (on) => {
       pairing = on
     },
+    pairs: () => paired,
     preconditionFailures: () => refused,
     keys: async (prefix) => (await listObjects(bucket, { prefix, maxKeys: Infinity })).objects.map((o) => o.key),
     close: async () => {
       await server.close()
       rmSync(directory, { recursive: true, force: true })
     }
+  }
+}
+
+/** A running DynamoDB (dynalite) for LanceDB's `s3+ddb://` commit store. */
+export interface DynamoServer {
+  readonly endpoint: string
+  /** Creates a commit table with the key schema LanceDB expects (`base_uri` S hash, `version` N range). */
+  readonly createCommitTable: (name: string) => Promise<void>
+  /** The number of items (committed versions) in a table. */
+  readonly count: (name: string) => Promise<number>
+  readonly close: () => Promise<void>
+}
+
+interface DynaliteServer {
+  listen(port: number, host: string, callback: () => void): void
+  address(): AddressInfo
+  close(callback: () => void): void
+}
+
+/** Starts dynalite on 127.0.0.1 (a free port), tables in memory. */
+export const startDynamo = async (): Promise<DynamoServer> => {
+  const dynalite = createRequire(import.meta.url)("dynalite") as (options: Record<string, unknown>) => DynaliteServer
+  const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const endpoint = `http://127.0.0.1:${server.address().port}`
+  // dynalite checks that a request is signed, not the signature
+  const call = async (target: string, body: unknown): Promise<Record<string, unknown>> => {
+    const response = await fetch(endpoint, {
+      method: "POST",
+      headers: {
+        "content-type": "application/x-amz-json-1.0",
+        "x-amz-target": `DynamoDB_20120810.${target}`,
+        "x-amz-date": "20260101T000000Z",
+        authorization: "AWS4-HMAC-SHA256 Credential=S3RVER/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0"
+      },
+      body: JSON.stringify(body)
+    })
+    const json = (await response.json()) as Record<string, unknown>
+    if (!response.ok) throw new Error(`dynalite ${target}: ${response.status} ${JSON.stringify(json)}`)
+    return json
+  }
+  return {
+    endpoint,
+    createCommitTable: async (name) => {
+      await call("CreateTable", {
+        TableName: name,
+        AttributeDefinitions: [{ AttributeName: "base_uri", AttributeType: "S" }, { AttributeName: "version", AttributeType: "N" }],
+        KeySchema: [{ AttributeName: "base_uri", KeyType: "HASH" }, { AttributeName: "version", KeyType: "RANGE" }],
+        BillingMode: "PAY_PER_REQUEST"
+      })
+    },
+    count: async (name) => Number((await call("Scan", { TableName: name, Select: "COUNT" }))["Count"]),
+    close: () => new Promise<void>((resolve) => server.close(() => resolve()))
   }
 }
