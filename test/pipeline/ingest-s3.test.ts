@@ -107,6 +107,8 @@ describe("ingest into s3://", () => {
     const stats = JSON.parse((await cli("collections", "stats", "fixtures", "--db", db, "--config", config, "--json")).stdout)
     expect(stats).toMatchObject({ db, documents: fixtures.length - 1, completeDocuments: fixtures.length - 1, incompleteDocuments: 0 })
     expect(stats.bytes).toBeGreaterThan(0)
+    const list = JSON.parse((await cli("collections", "list", "--db", db, "--config", config, "--json")).stdout)
+    expect(list.collections).toEqual([{ name: "fixtures", chunks: stats.chunks, documents: fixtures.length - 1 }])
 
     // the real binary, with the settings in the environment (EFFECT_RAG_DB, EFFECT_RAG_S3_*, AWS_*)
     const real = await runCli(["query", "Abraham Lincoln", "--collection", "fixtures", "--json"], { ...s3.env, EFFECT_RAG_DB: db }, { timeoutMs: 120_000 })
