@@ -56,7 +56,7 @@ const upload = LocalFiles.layer()
 const services = Layer.mergeAll(
   upload,
   LocalWeb.layer({ allowPrivate: process.env["CRAWL_ALLOW_PRIVATE"] === "true" }).pipe(Layer.provide(upload)),
-  LanceDbStore.layer({ uri: process.env["EFFECT_RAG_DB"] ?? ".effect-rag/crawl-db" }),
+  LanceDbStore.layerAt(process.env["EFFECT_RAG_DB"] ?? ".effect-rag/crawl-db"),
   Chat.layer({ model: chatModel }).pipe(Layer.provide(ApiHttp.layer), Layer.provide(RagConfig.layerConfig))
 )
 

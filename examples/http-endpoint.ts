@@ -56,10 +56,13 @@ export const router = (collection: string) =>
     )
   )
 
-/** The services the routes need: LanceDB at `db` and the remote Chat configured from `EFFECT_RAG_*`. */
+/**
+ * The services the routes need: LanceDB at `db` (a folder or `s3://…` with the storage settings
+ * from the environment) and the remote Chat configured from `EFFECT_RAG_*`.
+ */
 export const layer = (db: string, chatModel = process.env["EFFECT_RAG_CHAT_MODEL"]) =>
   Layer.mergeAll(
-    LanceDbStore.layer({ uri: db }),
+    LanceDbStore.layerAt(db),
     Chat.layer({ model: chatModel }).pipe(Layer.provide(ApiHttp.layer), Layer.provide(RagConfig.layerConfig))
   )
 

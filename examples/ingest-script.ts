@@ -6,8 +6,9 @@
  *
  * Re-running it over the same input writes nothing (documents are keyed by source and content
  * hash); `--prune`-like deletion of vanished files is `prune: true` in the request.
- * Database: `EFFECT_RAG_DB` (default `.effect-rag/db`), collection `default`, the same as the CLI
- * (`effect-rag query … --db .effect-rag/db` reads it).
+ * Database: `EFFECT_RAG_DB` (default `.effect-rag/db`; an `s3://…` URI works too, see
+ * docs/scale-out.md), collection `default`, the same as the CLI (`effect-rag query … --db
+ * .effect-rag/db` reads it).
  */
 import { Console, Effect, Layer } from "effect"
 import * as LocalFiles from "../src/engines/LocalFiles.js"
@@ -37,7 +38,8 @@ const program = Effect.gen(function*() {
   }
 })
 
-const services = Layer.merge(LocalFiles.layer(), LanceDbStore.layer({ uri: process.env["EFFECT_RAG_DB"] ?? ".effect-rag/db" }))
+// EFFECT_RAG_DB (a folder or s3://…, with EFFECT_RAG_S3_* / AWS_* settings), as the CLI reads it
+const services = Layer.merge(LocalFiles.layer(), LanceDbStore.layerConfig)
 
 Effect.runPromise(program.pipe(Effect.provide(services))).catch((error: unknown) => {
   console.error(error instanceof Error ? error.message : String(error))

@@ -12,8 +12,13 @@
  *   "upload": "local", "db": ".effect-rag/db" }
  * ```
  *
- * A key in the config file (`apiKey`) is accepted but the environment is the better place; it is
- * read as `Redacted` like the environment variable and never printed.
+ * A key in the config file (`apiKey`, `awsSecretAccessKey`) is accepted but the environment is the
+ * better place; it is read as `Redacted` like the environment variable and never printed.
+ *
+ * `--db` / `EFFECT_RAG_DB` / `db` is a folder or an object-store URI (`s3://bucket/prefix`,
+ * `gs://…`, `az://…`); the object store's settings come from the environment or the config file
+ * (`s3Endpoint`, `s3Region`, `s3AllowHttp`, `awsAccessKeyId`, `awsSecretAccessKey`,
+ * `storageOptions`: see `LanceDbStore.storageConfig` and `docs/scale-out.md`).
  *
  * @since 0.1.0
  */
@@ -22,10 +27,14 @@ import { Config, ConfigProvider, Effect, Option } from "effect"
 import { existsSync, readFileSync } from "node:fs"
 import { resolve } from "node:path"
 import * as RagError from "../RagError.js"
+import { isObjectStoreUri } from "../store/LanceDbStore.js"
 
-/** `--db DIR`: the LanceDB folder (default `$EFFECT_RAG_DB` or `.effect-rag/db` in the working directory). */
-export const db = Options.directory("db").pipe(
-  Options.withDescription("the LanceDB database folder (default: $EFFECT_RAG_DB or ./.effect-rag/db)"),
+/**
+ * `--db DIR|URI`: the LanceDB folder or object-store URI (default `$EFFECT_RAG_DB` or
+ * `.effect-rag/db` in the working directory).
+ */
+export const db = Options.text("db").pipe(
+  Options.withDescription("the LanceDB database: a folder or s3://bucket/prefix, gs://…, az://… (default: $EFFECT_RAG_DB or ./.effect-rag/db)"),
   Options.optional
 )
 
@@ -61,7 +70,14 @@ export const fileKeys: Readonly<Record<string, string>> = {
   reranker: "EFFECT_RAG_RERANKER",
   upload: "EFFECT_RAG_UPLOAD",
   db: "EFFECT_RAG_DB",
-  collection: "EFFECT_RAG_COLLECTION"
+  collection: "EFFECT_RAG_COLLECTION",
+  s3Endpoint: "EFFECT_RAG_S3_ENDPOINT",
+  s3Region: "EFFECT_RAG_S3_REGION",
+  s3AllowHttp: "EFFECT_RAG_S3_ALLOW_HTTP",
+  awsAccessKeyId: "AWS_ACCESS_KEY_ID",
+  awsSecretAccessKey: "AWS_SECRET_ACCESS_KEY",
+  awsSessionToken: "AWS_SESSION_TOKEN",
+  storageOptions: "EFFECT_RAG_STORAGE_OPTIONS"
 }
 
 /**
@@ -77,7 +93,8 @@ export const readConfigFile = (path: string): Effect.Effect<Map<string, string>,
       for (const [key, value] of Object.entries(parsed)) {
         const env = fileKeys[key]
         if (env === undefined) throw new Error(`unknown key ${JSON.stringify(key)} (known: ${Object.keys(fileKeys).join(", ")})`)
-        if (value !== null && value !== undefined) out.set(env, String(value))
+        // an object (storageOptions) is passed on as JSON
+        if (value !== null && value !== undefined) out.set(env, typeof value === "object" ? JSON.stringify(value) : String(value))
       }
       return out
     },
@@ -115,12 +132,18 @@ export const setting = (name: string): Effect.Effect<Option.Option<string>> =>
     Effect.map(Option.filter((s) => s !== ""))
   )
 
-/** Resolves `--db` (flag, then `EFFECT_RAG_DB`, then `./.effect-rag/db`) to an absolute path. */
+/**
+ * Resolves `--db` (flag, then `EFFECT_RAG_DB`, then `./.effect-rag/db`): a folder to an absolute
+ * path, an object-store URI as it is.
+ */
 export const resolveDb = (flag: Option.Option<string>): Effect.Effect<string> =>
-  Option.match(flag, {
-    onSome: (dir) => Effect.succeed(resolve(dir)),
-    onNone: () => Effect.map(setting("EFFECT_RAG_DB"), (o) => resolve(Option.getOrElse(o, () => ".effect-rag/db")))
-  })
+  Effect.map(
+    Option.match(flag, {
+      onSome: Effect.succeed,
+      onNone: () => Effect.map(setting("EFFECT_RAG_DB"), Option.getOrElse(() => ".effect-rag/db"))
+    }),
+    (db) => (isObjectStoreUri(db) ? db : resolve(db))
+  )
 
 /** Resolves `--collection` (flag, then `EFFECT_RAG_COLLECTION`, then `default`). */
 export const resolveCollection = (flag: Option.Option<string>): Effect.Effect<string> =>

@@ -1,6 +1,12 @@
 /**
- * The LanceDB adapter of the {@link VectorStore} port: one table per collection on local disk.
+ * The LanceDB adapter of the {@link VectorStore} port: one table per collection, in a folder on
+ * local disk or under an object-store URI (`s3://bucket/prefix`, `gs://…`, `az://…`).
  *
+ * - **Where.** `uri` is a folder (created when missing) or an object-store URI, opened with
+ *   {@link StorageOptions} (endpoint, region, credentials as `Redacted`, `allow_http`, and any
+ *   other LanceDB storage option). {@link layerAt} and {@link layerConfig} read them from the
+ *   configuration (`EFFECT_RAG_S3_*`, `AWS_*`, `EFFECT_RAG_STORAGE_OPTIONS`: see
+ *   {@link storageConfig}). How commits behave on object storage: `docs/scale-out.md`.
  * - **Schema.** `id`, `document_id`, `title`, `text`, `metadata` (JSON of all metadata), one
  *   typed column `f_<name>` per declared field, and `vector` (`FixedSizeList<Float32>`) when
  *   the collection has an embedding. The spec is stored in the Arrow schema metadata, so a
@@ -29,8 +35,9 @@
  */
 import * as lancedb from "@lancedb/lancedb"
 import * as arrow from "apache-arrow"
-import { Config, Context, Effect, Layer, Option, Schedule } from "effect"
+import { Config, ConfigError, Context, Effect, Either, Layer, Option, Redacted, Schedule } from "effect"
 import { mkdirSync } from "node:fs"
+import { fileURLToPath } from "node:url"
 import * as Filters from "./internal/filter.js"
 import * as Fusion from "./internal/fusion.js"
 import * as Hash from "./internal/hash.js"
@@ -66,10 +73,32 @@ import {
 // Options
 // =============================================================================
 
+/**
+ * How to reach an object store. The typed fields are the S3 ones; anything else LanceDB accepts
+ * as a storage option (`timeout`, `google_service_account`, `azure_storage_account_name`, …)
+ * goes into `options`. Unset fields fall back to what LanceDB reads from the environment itself
+ * (`AWS_ACCESS_KEY_ID`, `AWS_REGION`, `AWS_ENDPOINT`, …). Ignored for a local folder.
+ */
+export interface StorageOptions {
+  /** The S3 endpoint (e.g. `http://127.0.0.1:9000` for a local server). */
+  readonly endpoint?: string | undefined
+  /** The S3 region (most S3-compatible servers want one; any name they accept). */
+  readonly region?: string | undefined
+  readonly accessKeyId?: string | undefined
+  readonly secretAccessKey?: Redacted.Redacted<string> | undefined
+  readonly sessionToken?: Redacted.Redacted<string> | undefined
+  /** Plain-HTTP endpoints (default: true when `endpoint` starts with `http://`, else false). */
+  readonly allowHttp?: boolean | undefined
+  /** Further LanceDB storage options, passed as they are (a `Redacted` value is unwrapped only here). */
+  readonly options?: Readonly<Record<string, string | Redacted.Redacted<string>>> | undefined
+}
+
 /** Options of the LanceDB adapter. */
 export interface Options {
-  /** The database folder (created when missing). */
+  /** The database: a folder (created when missing) or an object-store URI (`s3://bucket/prefix`). */
   readonly uri: string
+  /** Object-store settings (endpoint, region, credentials); ignored for a local folder. */
+  readonly storage?: StorageOptions | undefined
   /** Rows per merge-insert (default 512). */
   readonly batchSize?: number | undefined
   /** Rows at which a vector index is built (default 100,000). */
@@ -82,9 +111,33 @@ export interface Options {
   readonly writeRetries?: number | undefined
 }
 
+/**
+ * Whether `uri` names an object store (`scheme://…` other than `file://`) rather than a local
+ * folder. Windows drive paths (`C:\…`) are folders.
+ */
+export const isObjectStoreUri = (uri: string): boolean => /^[a-z][a-z0-9+.-]*:\/\//i.test(uri) && !/^file:\/\//i.test(uri)
+
+/**
+ * The LanceDB `storageOptions` of {@link StorageOptions} (snake_case keys, secrets unwrapped).
+ * The result holds credentials in clear: hand it to LanceDB only, never print it.
+ */
+export const lanceStorageOptions = (storage: StorageOptions | undefined): Record<string, string> => {
+  const out: Record<string, string> = {}
+  if (storage === undefined) return out
+  for (const [k, v] of Object.entries(storage.options ?? {})) out[k] = Redacted.isRedacted(v) ? Redacted.value(v) : v
+  if (storage.endpoint !== undefined) out["aws_endpoint"] = storage.endpoint
+  if (storage.region !== undefined) out["aws_region"] = storage.region
+  if (storage.accessKeyId !== undefined) out["aws_access_key_id"] = storage.accessKeyId
+  if (storage.secretAccessKey !== undefined) out["aws_secret_access_key"] = Redacted.value(storage.secretAccessKey)
+  if (storage.sessionToken !== undefined) out["aws_session_token"] = Redacted.value(storage.sessionToken)
+  const allowHttp = storage.allowHttp ?? (storage.endpoint !== undefined && /^http:\/\//i.test(storage.endpoint) ? true : undefined)
+  if (allowHttp !== undefined) out["allow_http"] = String(allowHttp)
+  return out
+}
+
 /** The adapter's own service: the port plus what only LanceDB has. */
 export interface Service extends VectorStoreService {
-  /** The database folder. */
+  /** The database: a folder or an object-store URI. */
   readonly uri: string
   /** The raw connection, for what the port does not cover (held by the layer's scope). */
   readonly connection: lancedb.Connection
@@ -502,11 +555,15 @@ export const make = (options: Options) =>
         Schedule.whileInput((e: VectorStoreError) => isConflict(e))
       )
     }
+    const remote = isObjectStoreUri(options.uri)
     const connection = yield* Effect.acquireRelease(
       Effect.tryPromise({
         try: async () => {
-          mkdirSync(options.uri, { recursive: true })
-          return lancedb.connect(options.uri, { readConsistencyInterval: 0 })
+          if (!remote) mkdirSync(/^file:\/\//i.test(options.uri) ? fileURLToPath(options.uri) : options.uri, { recursive: true })
+          return lancedb.connect(options.uri, {
+            readConsistencyInterval: 0,
+            ...(remote ? { storageOptions: lanceStorageOptions(options.storage) } : {})
+          })
         },
         catch: storeError("connect")
       }),
@@ -604,11 +661,75 @@ export const layer = (options: Options): Layer.Layer<LanceDbStore | VectorStore,
     make(options).pipe(Effect.map((s) => Context.make(LanceDbStore, s).pipe(Context.add(VectorStore, s))))
   )
 
-/** The same from `EFFECT_RAG_STORE_DIR` (default `.effect-rag/lancedb`). */
-export const layerConfig: Layer.Layer<LanceDbStore | VectorStore, StoreError | import("effect/ConfigError").ConfigError> =
+// =============================================================================
+// Configuration
+// =============================================================================
+
+const optionalString = (name: string) => Config.option(Config.string(name)).pipe(Config.map(Option.filter((s) => s !== "")))
+
+/**
+ * {@link StorageOptions} from the configuration (the environment by default; the CLI adds its
+ * config file):
+ *
+ * | variable | meaning |
+ * |---|---|
+ * | `EFFECT_RAG_S3_ENDPOINT` | S3 endpoint (`http://…` allows plain HTTP) |
+ * | `EFFECT_RAG_S3_REGION` | S3 region |
+ * | `EFFECT_RAG_S3_ALLOW_HTTP` | `true`/`false`: plain-HTTP endpoints |
+ * | `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN` | credentials (read as `Redacted`; LanceDB reads the same names from the environment itself) |
+ * | `EFFECT_RAG_STORAGE_OPTIONS` | a JSON object of further LanceDB storage options (`{"timeout":"60s"}`) |
+ *
+ * Fails with a `ConfigError` when `EFFECT_RAG_STORAGE_OPTIONS` is not a JSON object of strings.
+ */
+export const storageConfig: Config.Config<StorageOptions> = Config.all({
+  endpoint: optionalString("EFFECT_RAG_S3_ENDPOINT"),
+  region: optionalString("EFFECT_RAG_S3_REGION"),
+  allowHttp: Config.option(Config.boolean("EFFECT_RAG_S3_ALLOW_HTTP")),
+  accessKeyId: optionalString("AWS_ACCESS_KEY_ID"),
+  secretAccessKey: Config.option(Config.redacted("AWS_SECRET_ACCESS_KEY")),
+  sessionToken: Config.option(Config.redacted("AWS_SESSION_TOKEN")),
+  options: optionalString("EFFECT_RAG_STORAGE_OPTIONS").pipe(
+    Config.mapOrFail((raw) => {
+      if (Option.isNone(raw)) return Either.right({})
+      try {
+        const parsed: unknown = JSON.parse(raw.value)
+        if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) &&
+          Object.values(parsed).every((v) => typeof v === "string" || typeof v === "number" || typeof v === "boolean")) {
+          return Either.right(Object.fromEntries(Object.entries(parsed).map(([k, v]) => [k, String(v)])))
+        }
+      } catch {
+        // reported below
+      }
+      return Either.left(ConfigError.InvalidData([], `EFFECT_RAG_STORAGE_OPTIONS must be a JSON object of strings, e.g. {"timeout":"60s"}`))
+    })
+  )
+}).pipe(Config.map((c): StorageOptions => ({
+  endpoint: Option.getOrUndefined(c.endpoint),
+  region: Option.getOrUndefined(c.region),
+  allowHttp: Option.getOrUndefined(c.allowHttp),
+  accessKeyId: Option.getOrUndefined(c.accessKeyId),
+  secretAccessKey: Option.getOrUndefined(Option.filter(c.secretAccessKey, (r) => Redacted.value(r) !== "")),
+  sessionToken: Option.getOrUndefined(Option.filter(c.sessionToken, (r) => Redacted.value(r) !== "")),
+  options: c.options
+})))
+
+/**
+ * LanceDB at `uri` (a folder or an object-store URI) with the storage options of
+ * {@link storageConfig}, read from the current configuration when the layer is built.
+ */
+export const layerAt = (
+  uri: string,
+  options: Omit<Options, "uri" | "storage"> = {}
+): Layer.Layer<LanceDbStore | VectorStore, StoreError | ConfigError.ConfigError> =>
+  Layer.unwrapEffect(Effect.map(storageConfig, (storage) => layer({ ...options, uri, storage })))
+
+/**
+ * The same with the database from `EFFECT_RAG_DB` (a folder or an object-store URI; default
+ * `.effect-rag/db`, the CLI's default).
+ */
+export const layerConfig: Layer.Layer<LanceDbStore | VectorStore, StoreError | ConfigError.ConfigError> =
   Layer.unwrapEffect(
-    Config.string("EFFECT_RAG_STORE_DIR").pipe(
-      Config.withDefault(".effect-rag/lancedb"),
-      Effect.map((uri) => layer({ uri }))
+    optionalString("EFFECT_RAG_DB").pipe(
+      Effect.map((uri) => layerAt(Option.getOrElse(uri, () => ".effect-rag/db")))
     )
   )

@@ -11,60 +11,21 @@
  */
 import { afterAll, describe, expect, it } from "vitest"
 import { Effect, Layer } from "effect"
-import { type ChildProcess, spawn } from "node:child_process"
 import { cpSync, rmSync, unlinkSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import * as LocalFiles from "../../src/engines/LocalFiles.js"
-import { packageRoot } from "../../src/internal/shared.js"
 import * as Ingest from "../../src/pipeline/Ingest.js"
 import * as LanceDbStore from "../../src/store/LanceDbStore.js"
-import { documentCounts, dumpTable, markdown, tempDir, writeCorpus } from "./fixtures/ingest-helpers.js"
+import { documentCounts, dumpTable, markdown, runIngestChild, tempDir, writeCorpus } from "./fixtures/ingest-helpers.js"
 
 const root = tempDir("crash")
 afterAll(() => rmSync(root, { recursive: true, force: true }))
 const folder = join(root, "docs")
-const childScript = join(packageRoot(), "test", "pipeline", "fixtures", "ingest-child.ts")
 const collection = "docs"
 
-interface ChildRun {
-  readonly killed: boolean
-  readonly lines: ReadonlyArray<string>
-}
-
-/** Runs the child; kills it (SIGKILL) when `killAt` says so, given the lines so far. */
-const runChild = (db: string, killAt?: { afterWrites?: number; afterMs?: number }): Promise<ChildRun> =>
-  new Promise((resolve, reject) => {
-    const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", childScript, folder, db, collection, "--prune"], {
-      cwd: packageRoot(),
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    const lines: Array<string> = []
-    let writes = 0
-    let buffer = ""
-    let stderr = ""
-    const kill = () => child.kill("SIGKILL")
-    child.stdout!.on("data", (d: Buffer) => {
-      buffer += d.toString()
-      const parts = buffer.split("\n")
-      buffer = parts.pop()!
-      for (const line of parts) {
-        lines.push(line)
-        if (line.startsWith("write ")) {
-          writes++
-          if (killAt?.afterWrites === writes) kill()
-        }
-        // the random-delay kill starts counting at the first progress event
-        if (killAt?.afterMs !== undefined && lines.length === 1) setTimeout(kill, killAt.afterMs)
-      }
-    })
-    child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()))
-    child.on("error", reject)
-    child.on("exit", (code, signal) => {
-      if (signal === "SIGKILL") return resolve({ killed: true, lines })
-      if (code !== 0) return reject(new Error(`child exited ${code}: ${stderr}`))
-      resolve({ killed: false, lines })
-    })
-  })
+/** Runs the child; kills it (SIGKILL) when `killAt` says so. */
+const runChild = (db: string, killAt?: { afterWrites?: number; afterMs?: number }) =>
+  runIngestChild({ folder, db, collection }, killAt)
 
 const snapshot = async (db: string) => {
   const rows = await dumpTable(db, collection)

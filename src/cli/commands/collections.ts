@@ -1,5 +1,5 @@
 /**
- * `effect-rag collections list|stats NAME|drop NAME [--db DIR] [--json] [--config FILE]`: the
+ * `effect-rag collections list|stats NAME|drop NAME [--db DIR|URI] [--json] [--config FILE]`: the
  * collections of a LanceDB database. Manifest collections (`<name>__ingest`, the ingest's
  * completion markers) are hidden from `list`, counted in `stats` and dropped with their
  * collection by `drop`.
@@ -16,7 +16,7 @@ import { readdirSync, statSync } from "node:fs"
 import { join } from "node:path"
 import * as Ingest from "../../pipeline/Ingest.js"
 import * as LanceDbStore from "../../store/LanceDbStore.js"
-import { type Collection, VectorStore, type VectorStoreError } from "../../store/VectorStore.js"
+import { type Collection, StoreError, VectorStore, type VectorStoreError } from "../../store/VectorStore.js"
 import * as Shared from "../options.js"
 
 /** Statistics of a collection. */
@@ -30,7 +30,10 @@ export interface CollectionStats {
   readonly incompleteDocuments: number
   readonly embedding: { readonly model: string; readonly dimension: number } | null
   readonly fields: Readonly<Record<string, string>>
-  /** Bytes on disk of the collection's table folder (`<db>/<name>.lance`). */
+  /**
+   * Bytes of the collection: on disk, its table folder (`<db>/<name>.lance`); on an object store,
+   * the data files as LanceDB counts them (`totalBytes` of the table's statistics).
+   */
   readonly bytes: number
 }
 
@@ -44,8 +47,22 @@ const folderBytes = (path: string): number => {
   }
 }
 
+/** The bytes of a collection (see {@link CollectionStats.bytes}). */
+const storedBytes = (db: string, name: string): Effect.Effect<number, VectorStoreError, LanceDbStore.LanceDbStore> =>
+  LanceDbStore.isObjectStoreUri(db)
+    ? Effect.flatMap(LanceDbStore.LanceDbStore, (s) =>
+      Effect.tryPromise({
+        try: async () => (await (await s.connection.openTable(name)).stats()).totalBytes,
+        catch: (cause) => new StoreError({ op: "stats", message: `stats: ${cause instanceof Error ? cause.message : String(cause)}`, cause })
+      }))
+    : Effect.sync(() => folderBytes(join(db, `${name}.lance`)))
+
 /** Reads the statistics of a collection (one scan of its document ids and one of its manifest). */
-export const stats = (db: string, c: Collection, manifest: Option.Option<Collection>): Effect.Effect<CollectionStats, VectorStoreError> =>
+export const stats = (
+  db: string,
+  c: Collection,
+  manifest: Option.Option<Collection>
+): Effect.Effect<CollectionStats, VectorStoreError, LanceDbStore.LanceDbStore> =>
   Effect.gen(function*() {
     const chunks = yield* c.count()
     const docs = yield* c.listDocuments()
@@ -61,7 +78,7 @@ export const stats = (db: string, c: Collection, manifest: Option.Option<Collect
       incompleteDocuments: Option.isSome(manifest) ? docs.filter((d) => !completeIds.has(d.documentId)).length : 0,
       embedding: c.spec.embedding ?? null,
       fields: c.spec.fields ?? {},
-      bytes: folderBytes(join(db, `${c.spec.name}.lance`))
+      bytes: yield* storedBytes(db, c.spec.name)
     }
   })
 
@@ -78,11 +95,11 @@ const mib = (b: number) => `${(b / 1024 / 1024).toFixed(1)} MiB`
 /** Runs a subcommand body with LanceDB in the resolved `--db`, mapping failures to exit 1. */
 const withStore = (
   args: { readonly db: Option.Option<string>; readonly config: Option.Option<string>; readonly json: boolean },
-  body: (db: string) => Effect.Effect<void, VectorStoreError, VectorStore>
+  body: (db: string) => Effect.Effect<void, VectorStoreError, VectorStore | LanceDbStore.LanceDbStore>
 ) =>
   Effect.gen(function*() {
     const db = yield* Shared.resolveDb(args.db)
-    yield* body(db).pipe(Effect.provide(LanceDbStore.layer({ uri: db })))
+    yield* body(db).pipe(Effect.provide(LanceDbStore.layerAt(db)))
   }).pipe(
     Shared.withConfigFile(args.config),
     Effect.catchAll((e) =>
@@ -126,7 +143,7 @@ export const statsCommand = Command.make("stats", { ...common, name }, (args) =>
         `chunks: ${s.chunks}`,
         `embedding: ${s.embedding === null ? "none (full-text only)" : `${s.embedding.model} (${s.embedding.dimension}-d)`}`,
         `fields: ${Object.entries(s.fields).map(([k, t]) => `${k}:${t}`).join(", ") || "none"}`,
-        `on disk: ${mib(s.bytes)}`
+        `${LanceDbStore.isObjectStoreUri(db) ? "stored" : "on disk"}: ${mib(s.bytes)}`
       ].join("\n"))
     }))).pipe(Command.withDescription("Statistics of a collection"))
 

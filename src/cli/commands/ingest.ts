@@ -1,6 +1,6 @@
 /**
  * `effect-rag ingest PATH|URL... [--site URL]... [--max-depth N] [--include GLOB]... [--exclude GLOB]... [--prune]
- * [--embedder none|remote|use-lite|onnx:DIR] [--concurrency N] [--allow-private] [--db DIR]
+ * [--embedder none|remote|use-lite|onnx:DIR] [--concurrency N] [--allow-private] [--db DIR|URI]
  * [--collection NAME] [--json] [--config FILE]`: the ingest pipeline of `pipeline/Ingest.ts`.
  *
  * - Documents go through the local document engine, or the remote upload endpoint with
@@ -198,7 +198,7 @@ export const ingestLayer = (options: {
     ? Upload.layer.pipe(Layer.provide(ApiHttp.layer), Layer.provide(RagConfig.layerConfig))
     : LocalFiles.layer({ concurrency: options.concurrency })
   const web = LocalWeb.layer({ allowPrivate: options.allowPrivate }).pipe(Layer.provide(upload))
-  return Layer.mergeAll(upload, web, LanceDbStore.layer({ uri: options.db }))
+  return Layer.mergeAll(upload, web, LanceDbStore.layerAt(options.db))
 }
 
 /**

@@ -81,7 +81,8 @@ export const resolveRetrieval = (flags: RetrievalFlags) =>
     if (!Number.isInteger(flags.limit) || flags.limit < 1) return yield* Effect.fail(new UsageError("--limit must be a positive integer"))
     const db = yield* Shared.resolveDb(flags.db)
     const collection = yield* Shared.resolveCollection(flags.collection)
-    if (!existsSync(db)) {
+    // (an object store has no folder to look for: a missing collection fails when it is opened)
+    if (!LanceDbStore.isObjectStoreUri(db) && !existsSync(db)) {
       return yield* new CollectionNotFound({
         name: collection,
         message: `no database at ${db}: run \`effect-rag ingest PATH --db ${db}\` first, or pass --db`
@@ -112,7 +113,7 @@ export const resolveRetrieval = (flags: RetrievalFlags) =>
       embeddings,
       reranker: reranked?.reranker?.service
     }
-    return { db, collection, options, store: LanceDbStore.layer({ uri: db }) }
+    return { db, collection, options, store: LanceDbStore.layerAt(db) }
   })
 
 /** Opens the collection and adds the parsed `--filter`s to the options. */
