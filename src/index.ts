@@ -4,6 +4,7 @@
  *
  * @since 0.1.0
  */
+export * as CallOptions from "./api/CallOptions.js"
 export * as Chat from "./api/Chat.js"
 export * as Embeddings from "./api/Embeddings.js"
 export * as Images from "./api/Images.js"
