@@ -62,7 +62,7 @@ describe("CallOptions (per-call control)", () => {
   it.scopedLive("response metadata (status, request id, Idempotent-Replayed) is readable", () =>
     Effect.gen(function*() {
       let calls = 0
-      const server = yield* startServer((req) => {
+      const server = yield* startServer((req): Reply => {
         if (req.path === "/v1/video_generation") {
           calls++
           return calls === 1
