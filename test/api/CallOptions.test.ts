@@ -3,6 +3,7 @@ import { Chunk, Context, Effect, Exit, Fiber, Layer, Option, Stream } from "effe
 import * as CallOptions from "../../src/api/CallOptions.js"
 import * as Models from "../../src/api/Models.js"
 import * as Music from "../../src/api/Music.js"
+import * as Upload from "../../src/api/Upload.js"
 import * as Video from "../../src/api/Video.js"
 import * as Web from "../../src/api/Web.js"
 import { clientLayer, startServer, testKey, type Reply, type TestServer } from "../support/server.js"
@@ -117,6 +118,17 @@ describe("strict decoding of results", () => {
         expect(error.endpoint).toBe("POST /v1/map")
         expect(error.path).toBe("links")
       }
+    }))
+
+  it.scoped("an upload result without content is a DecodeError, not empty text", () =>
+    Effect.gen(function*() {
+      const server = yield* startServer(() => ({ json: { status: true, type: "text", error: "" } }))
+      const error = yield* Effect.flatMap(Upload.Upload, (u) =>
+        Effect.flip(u.extract({ name: "a.txt", data: new TextEncoder().encode("hello") }))).pipe(
+          Effect.provide(Upload.layer.pipe(Layer.provide(clientLayer(server.url))))
+        )
+      expect(error._tag).toBe("DecodeError")
+      if (error._tag === "DecodeError") expect(error.path).toBe("content")
     }))
 })
 
