@@ -304,22 +304,22 @@ export const make = Effect.gen(function*() {
       // Per run of the stream: the `next` values already followed.
       const seen = new Set<string>()
       const pagesOf = (job: CrawlJob) => {
-          if (job.next === null || job.next === "") {
-            return Effect.succeed([Chunk.fromIterable(job.data), Option.none<CrawlJob | string>()] as const)
-          }
-          if (seen.has(job.next)) {
-            const endpoint = endpointOf(routing, "crawlStatus")
-            return Effect.fail(
-              new DecodeError({
-                endpoint,
-                path: "next",
-                message: `${endpoint}: crawl ${id} sent a next link that was already followed`
-              })
-            )
-          }
-          seen.add(job.next)
-          return Effect.succeed([Chunk.fromIterable(job.data), Option.some<CrawlJob | string>(job.next)] as const)
+        if (job.next === null || job.next === "") {
+          return Effect.succeed([Chunk.fromIterable(job.data), Option.none<CrawlJob | string>()] as const)
         }
+        if (seen.has(job.next)) {
+          const endpoint = endpointOf(routing, "crawlStatus")
+          return Effect.fail(
+            new DecodeError({
+              endpoint,
+              path: "next",
+              message: `${endpoint}: crawl ${id} sent a next link that was already followed`
+            })
+          )
+        }
+        seen.add(job.next)
+        return Effect.succeed([Chunk.fromIterable(job.data), Option.some<CrawlJob | string>(job.next)] as const)
+      }
       // the first batch: the caller's completed record, or the one the wait ends with
       const first = options.job?.status === "completed" ? Effect.succeed(options.job) : waitForCrawl(id, options)
       return Stream.unwrap(

@@ -1,7 +1,9 @@
 /**
  * THE HTTP client of effect-rag: host per endpoint family, bearer auth, time-outs, retries with
  * backoff that honours `Retry-After`, idempotency keys, and the mapping of every failure to an
- * `ApiError`. Every remote service is built on {@link ApiHttp}.
+ * `ApiError`. Every remote service is built on {@link ApiHttp}. The per-call options of
+ * `CallOptions` (time-out, retries, headers, abort signal, response listener) are read when a
+ * call starts; every attempt is an OpenTelemetry client span.
  */
 import { FetchHttpClient, HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
 import {
@@ -210,7 +212,8 @@ export const make = Effect.gen(function*() {
       )
       yield* Effect.annotateCurrentSpan("http.response.status_code", response.status)
       if (options.onResponse !== undefined) {
-        options.onResponse(CallOptions.metadataOf(call.endpoint, response.status, headerRecord(response) as Record<string, string>, ctx.number))
+        const headers = headerRecord(response) as Record<string, string>
+        options.onResponse(CallOptions.metadataOf(call.endpoint, response.status, headers, ctx.number))
       }
       if (response.status >= 200 && response.status < 300) return response
       const text = yield* response.text.pipe(Effect.orElseSucceed(() => ""))
