@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Context, Effect, Exit, Fiber, Layer, Option, Stream } from "effect"
 import * as CallOptions from "../../src/api/CallOptions.js"
+import * as Chat from "../../src/api/Chat.js"
 import * as Models from "../../src/api/Models.js"
 import * as Music from "../../src/api/Music.js"
 import * as Upload from "../../src/api/Upload.js"
@@ -103,6 +104,52 @@ describe("CallOptions (per-call control)", () => {
       expect(Exit.isInterrupted(exit)).toBe(true)
       yield* eventually(() => closed, "the connection closed by the client")
       expect(server.received).toHaveLength(1)
+    }))
+})
+
+describe("CallOptions on a stream", () => {
+  const chunk = (content: string) => JSON.stringify({ choices: [{ index: 0, delta: { content } }] })
+  const request: Chat.ChatRequest = { model: "chat-1", messages: [{ role: "user", content: "hi" }] }
+
+  it.scopedLive("a stream's response metadata reaches onResponse; its headers go out", () =>
+    Effect.gen(function*() {
+      const server = yield* startServer((_req, res) => {
+        res.writeHead(200, { "content-type": "text/event-stream", "x-request-id": "req-stream-1" })
+        res.end(`data: ${chunk("Hi")}\n\ndata: [DONE]\n\n`)
+      })
+      const seen: Array<CallOptions.ResponseMetadata> = []
+      const text = yield* Effect.flatMap(Chat.Chat, (chat) =>
+        Chat.foldStream(
+          chat.stream(request).pipe(
+            CallOptions.withOptionsStream({ headers: { "x-tenant": "acme" }, onResponse: (m) => seen.push(m) })
+          )
+        )).pipe(Effect.provide(Chat.layer().pipe(Layer.provide(clientLayer(server.url)))))
+      expect(text.content).toBe("Hi")
+      expect(seen.map((m) => [m.status, m.requestId])).toEqual([[200, "req-stream-1"]])
+      expect(server.received[0]?.headers["x-tenant"]).toBe("acme")
+    }))
+
+  it.scopedLive("an abort signal ends a running stream interrupted", () =>
+    Effect.gen(function*() {
+      const server = yield* startServer((_req, res) => {
+        res.writeHead(200, { "content-type": "text/event-stream" })
+        res.write(`data: ${chunk("first")}\n\n`)
+        // then nothing more
+      })
+      const controller = new AbortController()
+      const got: Array<string> = []
+      const fiber = yield* Effect.fork(
+        Effect.flatMap(Chat.Chat, (chat) =>
+          Stream.runForEach(
+            Chat.textDeltas(chat.stream(request).pipe(CallOptions.withOptionsStream({ signal: controller.signal }))),
+            (t) => Effect.sync(() => got.push(t))
+          )).pipe(Effect.provide(Chat.layer().pipe(Layer.provide(clientLayer(server.url)))))
+      )
+      yield* eventually(() => got.length === 1, "the first delta")
+      controller.abort()
+      const exit = yield* Fiber.await(fiber)
+      expect(Exit.isInterrupted(exit)).toBe(true)
+      expect(got).toEqual(["first"])
     }))
 })
 
