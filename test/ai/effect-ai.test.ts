@@ -49,6 +49,16 @@ const upstreamHandler = (req: Received, res: ServerResponse): Reply | void => {
     }
   }
   if (req.path !== "/v1/chat/completions") return { status: 404, json: { error: { message: "no route" } } }
+  if (body.stream === true && Array.isArray(body.tools)) {
+    // a tool call streamed in pieces
+    return sse(res, [
+      chunk({ role: "assistant", content: null, tool_calls: [{ index: 0, id: "call_7", type: "function", function: { name: "GetWeather", arguments: "" } }] }),
+      chunk({ tool_calls: [{ index: 0, function: { arguments: "{\"city\":" } }] }),
+      chunk({ tool_calls: [{ index: 0, function: { arguments: "\"Oslo\"}" } }] }),
+      chunk({}, "tool_calls"),
+      "[DONE]"
+    ])
+  }
   if (body.stream === true) {
     return sse(res, [
       chunk({ role: "assistant", content: "" }),
@@ -168,6 +178,25 @@ describe("@effect/ai over our server", () => {
       expect(finish?.type === "finish" && finish.reason).toBe("stop")
       expect(finish?.type === "finish" && finish.usage.totalTokens).toBe(8)
       expect((upstream.received.at(-1)?.json as any).stream).toBe(true)
+    }))
+
+  it.scopedLive("streamText with a toolkit: the streamed call is joined, run, and its result streamed", () =>
+    Effect.gen(function*() {
+      const { ai } = yield* setup
+      const parts = Chunk.toReadonlyArray(
+        yield* Stream.runCollect(LanguageModel.streamText({ prompt: "Weather in Oslo?", toolkit: Tools })).pipe(
+          Effect.provide(ToolsLive),
+          Effect.provide(ai)
+        )
+      )
+      const deltas = parts.flatMap((p) => (p.type === "tool-params-delta" ? [p.delta] : [])).join("")
+      expect(deltas).toBe("{\"city\":\"Oslo\"}")
+      const call = parts.find((p) => p.type === "tool-call")
+      expect(call?.type === "tool-call" && [call.id, call.name, call.params]).toEqual(["call_7", "GetWeather", { city: "Oslo" }])
+      const result = parts.find((p) => p.type === "tool-result")
+      expect(result?.type === "tool-result" && result.result).toEqual({ temperature: 21 })
+      const finish = parts.find((p) => p.type === "finish")
+      expect(finish?.type === "finish" && finish.reason).toBe("tool-calls")
     }))
 
   it.scopedLive("embedMany returns one vector per input, in input order", () =>
