@@ -82,10 +82,33 @@ export class UnexpectedStatus extends Schema.TaggedError<UnexpectedStatus>()("Un
   status: Schema.Number
 }) {}
 
-/** The host could not be reached, the connection broke, or the request timed out. Retried. */
+/**
+ * What a chat stream had delivered before it broke off: the text so far, the tool calls begun
+ * (arguments possibly cut short), and the token usage when a usage chunk had arrived.
+ */
+export const PartialCompletion = Schema.Struct({
+  content: Schema.String,
+  tool_calls: Schema.Array(Schema.Struct({ id: Schema.String, name: Schema.String, arguments: Schema.String })),
+  usage: Schema.optional(Schema.Struct({
+    prompt_tokens: Schema.optional(Schema.Number),
+    completion_tokens: Schema.optional(Schema.Number),
+    total_tokens: Schema.optional(Schema.Number)
+  })),
+  /** How many chunks had been delivered. */
+  chunks: Schema.Number
+})
+export type PartialCompletion = typeof PartialCompletion.Type
+
+/**
+ * The host could not be reached, the connection broke, or the request timed out. Retried,
+ * except a stream that breaks after data was delivered (a retry would repeat that data): it
+ * fails with reason `aborted` (or `timeout` when it went silent) and, for a chat stream,
+ * `partial` holds what had arrived.
+ */
 export class TransportError extends Schema.TaggedError<TransportError>()("TransportError", {
   ...common,
-  reason: Schema.Literal("unreachable", "timeout", "aborted")
+  reason: Schema.Literal("unreachable", "timeout", "aborted"),
+  partial: Schema.optional(PartialCompletion)
 }) {}
 
 /**

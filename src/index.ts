@@ -4,6 +4,7 @@
  *
  * @since 0.1.0
  */
+export * as CallOptions from "./api/CallOptions.js"
 export * as Chat from "./api/Chat.js"
 export * as Embeddings from "./api/Embeddings.js"
 export * as Images from "./api/Images.js"
@@ -24,6 +25,8 @@ export * as MemoryStore from "./store/MemoryStore.js"
 export * as Retrieve from "./pipeline/Retrieve.js"
 export * as Ingest from "./pipeline/Ingest.js"
 export * as Answer from "./pipeline/Answer.js"
+export * as RagLanguageModel from "./ai/RagLanguageModel.js"
+export * as RagEmbeddingModel from "./ai/RagEmbeddingModel.js"
 export * as LocalFiles from "./engines/LocalFiles.js"
 export * as LocalWeb from "./engines/LocalWeb.js"
 export * as UseLiteEmbeddings from "./engines/UseLiteEmbeddings.js"

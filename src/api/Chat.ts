@@ -94,14 +94,20 @@ export const ChatRequest = Schema.Struct({
     )
   ),
   seed: Schema.optional(Schema.Int),
-  user: Schema.optional(Schema.String)
+  user: Schema.optional(Schema.String),
+  /**
+   * Streaming only (`stream`): `{include_usage: true}` asks for a last chunk with empty
+   * `choices` and the request's `usage`. `create` never sends it.
+   */
+  stream_options: Schema.optional(Schema.Struct({ include_usage: Schema.optional(Schema.Boolean) }))
 })
 export type ChatRequest = typeof ChatRequest.Type
 
 const WireRequest = Schema.extend(ChatRequest, Schema.Struct({ stream: Schema.optional(Schema.Boolean) }))
 
 // =============================================================================
-// Response schemas (tolerant)
+// Response schemas (tolerant: unknown fields are ignored, documented-optional ones may be
+// missing; a field the format requires, such as `choices`, is a DecodeError when missing)
 // =============================================================================
 
 /** Token usage. */
@@ -147,28 +153,25 @@ export const ToolCallDelta = Schema.Struct({
   )
 })
 
-/** One streamed chunk (`chat.completion.chunk`). */
+/**
+ * One streamed chunk (`chat.completion.chunk`). `choices` is required (the usage chunk of
+ * `stream_options.include_usage` sends it empty), and so is each choice's `delta`.
+ */
 export const ChatChunk = Schema.Struct({
   id: Schema.optional(Schema.String),
   object: Schema.optional(Schema.String),
   created: Schema.optional(Schema.Number),
   model: Schema.optional(Schema.String),
-  choices: Schema.optionalWith(
-    Schema.Array(
-      Schema.Struct({
-        index: Schema.optionalWith(Schema.Int, { default: () => 0 }),
-        delta: Schema.optionalWith(
-          Schema.Struct({
-            role: Schema.optional(Schema.String),
-            content: Schema.optional(Schema.NullOr(Schema.String)),
-            tool_calls: Schema.optional(Schema.Array(ToolCallDelta))
-          }),
-          { default: () => ({}) }
-        ),
-        finish_reason: Schema.optional(Schema.NullOr(Schema.String))
-      })
-    ),
-    { default: () => [] }
+  choices: Schema.Array(
+    Schema.Struct({
+      index: Schema.optionalWith(Schema.Int, { default: () => 0 }),
+      delta: Schema.Struct({
+        role: Schema.optional(Schema.String),
+        content: Schema.optional(Schema.NullOr(Schema.String)),
+        tool_calls: Schema.optional(Schema.Array(ToolCallDelta))
+      }),
+      finish_reason: Schema.optional(Schema.NullOr(Schema.String))
+    })
   ),
   usage: Schema.optional(Schema.NullOr(Usage))
 })
@@ -186,7 +189,11 @@ export interface Service {
   readonly create: (request: ChatRequest) => Effect.Effect<ChatCompletion, RagError.ApiError>
   /**
    * A streamed completion: chunks as they arrive. An error event inside the stream fails it
-   * with `StreamError`; a chunk that does not decode fails it with `DecodeError`.
+   * with `StreamError`; a chunk that does not decode (a missing `choices` included) fails it
+   * with `DecodeError`. The request is retried until the response starts, never after: a
+   * stream that breaks off once chunks were delivered fails with `TransportError` (reason
+   * `aborted`, or `timeout` when it went silent) whose `partial` holds the text, tool calls and
+   * usage received so far, so the caller can show them or ask again with them as context.
    */
   readonly stream: (
     request: ChatRequest
@@ -213,6 +220,28 @@ interface Acc {
   usage: Usage | undefined
 }
 
+const emptyAcc = (): Acc => ({ role: "assistant", content: "", tools: new Map(), finish_reason: null, usage: undefined })
+
+/** What an accumulator holds, as the `partial` of a `TransportError`. */
+const partialOf = (acc: Acc, chunks: number): RagError.PartialCompletion => ({
+  content: acc.content,
+  tool_calls: [...acc.tools.entries()].sort(([a], [b]) => a - b).map(([, t]) => t),
+  ...(acc.usage !== undefined ? { usage: acc.usage } : {}),
+  chunks
+})
+
+/**
+ * The OpenTelemetry GenAI attributes of a chat request (operation, model and sampling
+ * settings; never the messages).
+ */
+const genAiAttributes = (request: ChatRequest): Record<string, unknown> => ({
+  "gen_ai.operation.name": "chat",
+  "gen_ai.request.model": request.model,
+  ...(request.temperature !== undefined ? { "gen_ai.request.temperature": request.temperature } : {}),
+  ...(request.max_tokens !== undefined ? { "gen_ai.request.max_tokens": request.max_tokens } : {}),
+  ...(request.top_p !== undefined ? { "gen_ai.request.top_p": request.top_p } : {})
+})
+
 /** Adds one chunk (choice 0) to an accumulator. */
 const step = (acc: Acc, chunk: ChatChunk): Acc => {
   if (chunk.usage) acc.usage = chunk.usage
@@ -237,11 +266,7 @@ const step = (acc: Acc, chunk: ChatChunk): Acc => {
  * joined by `index` (ids and names from the first piece that carries them).
  */
 export const foldStream = <E, R>(stream: Stream.Stream<ChatChunk, E, R>): Effect.Effect<FoldedMessage, E, R> =>
-  Stream.runFold(
-    stream,
-    { role: "assistant", content: "", tools: new Map(), finish_reason: null, usage: undefined } as Acc,
-    step
-  ).pipe(
+  Stream.runFold(stream, emptyAcc(), step).pipe(
     Effect.map((acc) => ({
       role: acc.role,
       content: acc.content,
@@ -285,11 +310,25 @@ export const make = (options: RemoteOptions = {}) =>
       body: { _tag: "Json" as const, value: body },
       ...(stream ? { timeout: "stream" as const } : {})
     })
+    // create never sends stream_options (the service refuses it without `stream`)
+    const unstreamed = ({ stream_options: _, ...rest }: ChatRequest): ChatRequest => rest
 
     const create = (request: ChatRequest) =>
-      http.encode(endpoint, WireRequest, { ...request, stream: false }).pipe(
+      http.encode(endpoint, WireRequest, { ...unstreamed(request), stream: false }).pipe(
         Effect.flatMap((body) => http.json(call(body, false), ChatCompletion)),
-        Effect.withSpan("Chat.create", { attributes: { model: request.model } })
+        Effect.tap((completion) =>
+          Effect.annotateCurrentSpan({
+            ...(completion.model !== undefined ? { "gen_ai.response.model": completion.model } : {}),
+            ...(completion.usage?.prompt_tokens !== undefined
+              ? { "gen_ai.usage.input_tokens": completion.usage.prompt_tokens }
+              : {}),
+            ...(completion.usage?.completion_tokens !== undefined
+              ? { "gen_ai.usage.output_tokens": completion.usage.completion_tokens }
+              : {}),
+            "gen_ai.response.finish_reasons": completion.choices.flatMap((c) => c.finish_reason ?? [])
+          })
+        ),
+        Effect.withSpan("Chat.create", { kind: "client", attributes: genAiAttributes(request) })
       )
 
     const parseEvent = (data: string): Effect.Effect<ChatChunk, RagError.ApiError | RagError.StreamError> => {
@@ -319,14 +358,35 @@ export const make = (options: RemoteOptions = {}) =>
       Stream.unwrap(
         http.encode(endpoint, WireRequest, { ...request, stream: true }).pipe(
           Effect.map((body) =>
-            http.sse(call(body, true)).pipe(
-              Stream.map((event) => event.data.trim()),
-              Stream.takeWhile((data) => data !== "[DONE]"),
-              Stream.mapEffect(parseEvent)
-            )
+            Stream.suspend(() => {
+              // What this run has delivered, for the `partial` of a stream that breaks off.
+              const acc = emptyAcc()
+              let chunks = 0
+              return http.sse(call(body, true)).pipe(
+                Stream.map((event) => event.data.trim()),
+                Stream.takeWhile((data) => data !== "[DONE]"),
+                Stream.mapEffect(parseEvent),
+                Stream.tap((chunk) =>
+                  Effect.sync(() => {
+                    chunks += 1
+                    step(acc, chunk)
+                  })
+                ),
+                Stream.mapError((error) =>
+                  error._tag === "TransportError" && chunks > 0
+                    ? new RagError.TransportError({
+                      endpoint: error.endpoint,
+                      reason: error.reason,
+                      message: `${error.message} (after ${chunks} chunks; what arrived is in partial)`,
+                      partial: partialOf(acc, chunks)
+                    })
+                    : error
+                )
+              )
+            })
           )
         )
-      )
+      ).pipe(Stream.withSpan("Chat.stream", { kind: "client", attributes: genAiAttributes(request) }))
 
     return Chat.of({ defaultModel: Option.fromNullable(options.model), create, stream })
   })

@@ -174,7 +174,20 @@ export const make = (options: RemoteOptions = {}) =>
             EmbeddingsResponse
           )
         ),
-        Effect.withSpan("Embeddings.create")
+        Effect.tap((response) =>
+          response.usage?.prompt_tokens !== undefined
+            ? Effect.annotateCurrentSpan("gen_ai.usage.input_tokens", response.usage.prompt_tokens)
+            : Effect.void
+        ),
+        Effect.withSpan("Embeddings.create", {
+          kind: "client",
+          attributes: {
+            "gen_ai.operation.name": "embeddings",
+            "gen_ai.request.model": request.model,
+            "effect_rag.inputs": typeof request.input === "string" ? 1 : request.input.length,
+            ...(request.dimensions !== undefined ? { "gen_ai.embeddings.dimension.count": request.dimensions } : {})
+          }
+        })
       )
 
     const embed = (texts: ReadonlyArray<string>, opts: EmbedOptions = {}) =>
@@ -206,7 +219,7 @@ export const make = (options: RemoteOptions = {}) =>
           vectors: results.flatMap((r) => r.vectors),
           totalTokens: results.reduce((sum, r) => sum + r.tokens, 0)
         } satisfies Embedded
-      }).pipe(Effect.withSpan("Embeddings.embed", { attributes: { count: texts.length } }))
+      }).pipe(Effect.withSpan("Embeddings.embed", { attributes: { "effect_rag.inputs": texts.length } }))
 
     return Embeddings.of({ defaultModel, dimension: options.dimension, create, embed })
   })

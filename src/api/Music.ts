@@ -7,14 +7,20 @@
  *   `data.audio_url` and `data.cover_image`) or `failed`; any other status is in progress.
  *
  * {@link Service.generate} polls first after `estimated_completion_time` (capped at 60 s by
- * default), then every 5 s. The service allows 50 generations of one API key at once: each
- * service instance (one per layer, i.e. per key) holds a semaphore of 50 permits created once
- * in {@link make}, and every `generate` holds one permit from before its submission until it
- * has finished polling. The 51st call waits for a permit and is not sent until one frees.
+ * default), then every 5 s.
+ *
+ * The service allows 50 active generations per API key. The client keeps that budget per key
+ * (and host), shared by every layer built for it in the process: a submission (`submit`, or
+ * `generate`'s) takes a place before it is sent, and the 51st waits for one to free instead
+ * of being refused with a 429. A place frees when the submission fails, when `status`, `wait`
+ * or `generate` sees the task `completed` or `failed`, when `generate` ends in any way
+ * (interruption included), or when {@link Service.release} is called; a task that nobody polls
+ * keeps its place until `maxWait` after its submission (checked at the next submission).
  *
  * @since 0.1.0
  */
-import { Context, Duration, Effect, Layer, Ref, Schedule, Schema } from "effect"
+import { Clock, Context, Duration, Effect, Exit, Layer, Option, Redacted, Ref, Schedule, Schema } from "effect"
+import { createHash } from "node:crypto"
 import type * as RagError from "../RagError.js"
 import { DecodeError, TaskFailed } from "../RagError.js"
 import { ApiHttp } from "./internal/ApiHttp.js"
@@ -139,16 +145,22 @@ export interface MusicResult {
 
 /** The music generation service. */
 export interface Service {
-  /** How many generations of this service may be in flight at once (default 50). */
+  /** How many generations of this key may be in flight at once (default 50). */
   readonly maxInFlight: number
   /**
-   * Submits a task (with an `Idempotency-Key`), outside the in-flight limit: callers that use
-   * it directly must keep within the service's 50 active generations themselves. Fails with
+   * Submits a task (with an `Idempotency-Key`) once a place in the key's budget is free (see the
+   * module notes): the task holds it until `status` or `wait` sees it finish, or
+   * {@link Service.release}. Fails with
    * `TaskFailed` when the service answers without a task id and a `status` other than
    * `success`, `DecodeError` when it answers `success` without a task id, `InvalidRequest` for
    * a body that does not encode, and the `ApiError` of the HTTP call otherwise.
    */
   readonly submit: (request: MusicRequest) => Effect.Effect<MusicSubmitted, RagError.ApiError | TaskFailed>
+  /**
+   * Frees the budget place of a task submitted with {@link Service.submit} (for a task the
+   * caller stops following); no effect for a task that holds none.
+   */
+  readonly release: (taskId: string) => Effect.Effect<void>
   /** Queries a task's status once; a `failed` status is a successful query (see {@link wait}). */
   readonly status: (taskId: string) => Effect.Effect<MusicStatusResponse, RagError.ApiError>
   /**
@@ -158,9 +170,9 @@ export interface Service {
    */
   readonly wait: (taskId: string, options?: WaitOptions) => Effect.Effect<MusicResult, RagError.ApiError | TaskFailed>
   /**
-   * Submits and waits, holding one of the `maxInFlight` permits throughout: when all are
-   * taken, the call waits before sending anything. Interrupting it frees its permit. The
-   * errors of {@link submit} and {@link wait}.
+   * Submits and waits, holding one place of the key's budget throughout: when all are taken,
+   * the call waits before sending anything. Interrupting it frees its place. The errors of
+   * {@link submit} and {@link wait}.
    */
   readonly generate: (
     request: MusicRequest,
@@ -196,7 +208,10 @@ const statusEndpoint = "GET /svc/music/status/{task_id}"
 
 /** Options of the remote layer: the in-flight limit and the polling defaults. */
 export interface RemoteOptions {
-  /** Generations in flight at once (default 50, the service's limit per key). */
+  /**
+   * Generations in flight at once (default 50, the service's limit per key). Layers for the
+   * same key and the same limit share one budget.
+   */
   readonly maxInFlight?: number | undefined
   /** Time between two status queries (default 5 s). */
   readonly pollInterval?: Duration.DurationInput | undefined
@@ -206,17 +221,57 @@ export interface RemoteOptions {
   readonly maxWait?: Duration.DurationInput | undefined
 }
 
-/** Builds the remote service on {@link ApiHttp}; creates the in-flight semaphore once. */
+// =============================================================================
+// The per-key budget of active generations
+// =============================================================================
+
+/** The active generations of one key: a semaphore of places and the tasks holding one. */
+interface Budget {
+  readonly places: Effect.Semaphore
+  /** Task id → submission time (ms) of the tasks holding a place. */
+  readonly active: Map<string, number>
+}
+
+/**
+ * One budget per (host, key, limit) in the process, shared by every layer built for that key.
+ * The key is hashed: no secret is kept as a map key.
+ */
+const budgets = new Map<string, Budget>()
+
+const budgetFor = (baseUrl: string, apiKey: Option.Option<Redacted.Redacted<string>>, limit: number): Budget => {
+  const id = createHash("sha256")
+    .update(`${baseUrl}\u0000${Option.match(apiKey, { onNone: () => "", onSome: Redacted.value })}\u0000${limit}`)
+    .digest("hex")
+  let budget = budgets.get(id)
+  if (budget === undefined) {
+    budget = { places: Effect.unsafeMakeSemaphore(limit), active: new Map() }
+    budgets.set(id, budget)
+  }
+  return budget
+}
+
+/** Builds the remote service on {@link ApiHttp}; joins the budget of its key (see module notes). */
 export const make = (options: RemoteOptions = {}) =>
   Effect.gen(function*() {
     const http = yield* ApiHttp
     const maxInFlight = Math.max(1, Math.floor(options.maxInFlight ?? 50))
-    const inFlight = yield* Effect.makeSemaphore(maxInFlight)
+    const budget = budgetFor(http.settings.baseUrl, http.settings.apiKey, maxInFlight)
     const defaultInterval = Duration.decode(options.pollInterval ?? "5 seconds")
     const defaultFirstPollCap = Duration.decode(options.maxFirstPollDelay ?? "60 seconds")
     const defaultMaxWait = Duration.decode(options.maxWait ?? "30 minutes")
 
-    const submit = Effect.fn("Music.submit")(function*(request: MusicRequest) {
+    const release = (taskId: string): Effect.Effect<void> =>
+      Effect.suspend(() => (budget.active.delete(taskId) ? budget.places.release(1) : Effect.void)).pipe(Effect.asVoid)
+
+    /** Frees the places of tasks submitted more than `maxWait` ago that nobody saw finish. */
+    const expire = Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      const stale = [...budget.active].filter(([, at]) => now - at > Duration.toMillis(defaultMaxWait))
+      return Effect.forEach(stale, ([taskId]) => release(taskId), { discard: true })
+    })
+
+    const send = Effect.fnUntraced(function*(
+      request: MusicRequest
+    ): Effect.fn.Return<MusicSubmitted, RagError.ApiError | TaskFailed> {
       const body = yield* http.encode(submitEndpoint, MusicRequest, request)
       const response = yield* http.json(
         {
@@ -249,6 +304,27 @@ export const make = (options: RemoteOptions = {}) =>
       return { ...response, data: { ...response.data, task_id: taskId } } satisfies MusicSubmitted
     })
 
+    // Takes a place before sending; keeps it for the task, or gives it back when no task came of it.
+    const submit = (request: MusicRequest): Effect.Effect<MusicSubmitted, RagError.ApiError | TaskFailed> =>
+      Effect.uninterruptibleMask((restore) =>
+        Effect.zipRight(
+          expire,
+          restore(budget.places.take(1)).pipe(
+            Effect.zipRight(
+              restore(send(request)).pipe(
+                Effect.onExit((exit): Effect.Effect<void> =>
+                  // a replayed submission (same task) already holds a place: give this one back
+                  Exit.isSuccess(exit) && !budget.active.has(exit.value.data.task_id)
+                    ? Effect.flatMap(Clock.currentTimeMillis, (now) =>
+                      Effect.sync(() => void budget.active.set(exit.value.data.task_id, now)))
+                    : Effect.asVoid(budget.places.release(1))
+                )
+              )
+            )
+          )
+        )
+      ).pipe(Effect.withSpan("Music.submit"))
+
     const status = (taskId: string): Effect.Effect<MusicStatusResponse, RagError.ApiError> =>
       http.json(
         {
@@ -258,7 +334,10 @@ export const make = (options: RemoteOptions = {}) =>
           path: `/svc/music/status/${encodeURIComponent(taskId)}`
         },
         MusicStatusResponse
-      ).pipe(Effect.withSpan("Music.status", { attributes: { taskId } }))
+      ).pipe(
+        Effect.tap((response) => (phaseOf(response.status) === "in_progress" ? Effect.void : release(taskId))),
+        Effect.withSpan("Music.status", { attributes: { taskId } })
+      )
 
     const wait = (taskId: string, opts: WaitOptions = {}): Effect.Effect<MusicResult, RagError.ApiError | TaskFailed> =>
       Effect.gen(function*() {
@@ -324,6 +403,7 @@ export const make = (options: RemoteOptions = {}) =>
     ): Effect.Effect<MusicResult, RagError.ApiError | TaskFailed> =>
       Effect.gen(function*() {
         const submitted = yield* submit(request)
+        yield* Effect.addFinalizer(() => release(submitted.data.task_id))
         const interval = opts.pollInterval === undefined ? defaultInterval : Duration.decode(opts.pollInterval)
         const cap = opts.maxFirstPollDelay === undefined ? defaultFirstPollCap : Duration.decode(opts.maxFirstPollDelay)
         const estimate = submitted.data.estimated_completion_time
@@ -332,15 +412,15 @@ export const make = (options: RemoteOptions = {}) =>
           : interval
         return yield* wait(submitted.data.task_id, { ...opts, initialDelay })
       }).pipe(
-        // One permit from before the submission until polling ends (success, failure or
-        // interruption): the 51st call queues here without sending anything.
-        inFlight.withPermits(1),
+        // The place taken by `submit` is held until polling ends (success, failure or
+        // interruption): the 51st call queues in `submit` without sending anything.
+        Effect.scoped,
         Effect.withSpan("Music.generate")
       )
 
-    return Music.of({ maxInFlight, submit, status, wait, generate })
+    return Music.of({ maxInFlight, submit, release, status, wait, generate })
   })
 
-/** The remote layer (needs {@link ApiHttp}); one in-flight limit per layer instance. */
+/** The remote layer (needs {@link ApiHttp}); layers for the same key share one budget. */
 export const layer = (options: RemoteOptions = {}): Layer.Layer<Music, never, ApiHttp> =>
   Layer.effect(Music, make(options))

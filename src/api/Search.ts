@@ -110,7 +110,8 @@ export type SearchImage = typeof SearchImage.Type
 /** The answer message, with its sources, media and follow-up suggestions. */
 export const SearchMessage = Schema.Struct({
   role: Schema.optionalWith(Schema.String, { nullable: true, default: () => "assistant" }),
-  content: Schema.optionalWith(Schema.String, { nullable: true, default: () => "" }),
+  /** The answer: required (a message without it is a `DecodeError`, never an empty answer). */
+  content: Schema.String,
   sources: tolerantArray(SearchSource),
   videos: tolerantArray(SearchVideo),
   images: tolerantArray(SearchImage),

@@ -102,7 +102,8 @@ const ReasonField = Schema.optional(
  */
 export const StandardResult = Schema.Struct({
   status: Schema.Boolean,
-  content: Schema.optionalWith(Schema.String, { default: () => "" }),
+  /** Required (the empty string on failure): a result without it is a `DecodeError`, never empty text. */
+  content: Schema.String,
   type: Schema.String,
   error: Schema.optionalWith(Schema.String, { default: () => "" }),
   pages: Schema.optional(Schema.Array(PageContent)),

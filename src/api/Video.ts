@@ -359,13 +359,17 @@ export const make = (options: RemoteOptions = {}) =>
           })
         )
         if (phaseOf(last.status) === "failed") {
-          const msg = last.base_resp?.status_msg
+          // `base_resp` usually reports on the status query itself (`status_msg` "success"
+          // when the query worked): that is no failure reason and is not quoted; any other
+          // message is taken as the task's reason.
+          const msg = last.base_resp?.status_msg?.trim()
+          const reason = msg === undefined || msg === "" || msg.toLowerCase() === "success" ? undefined : msg
           return yield* new TaskFailed({
             endpoint: queryEndpoint,
             taskId,
             status: last.status,
-            statusCode: last.base_resp?.status_code,
-            message: `video task ${taskId} failed` + (msg !== undefined && msg !== "" ? `: ${http.scrub(msg)}` : "")
+            message: `video task ${taskId} failed` +
+              (reason === undefined ? ` (status ${last.status}; the service gave no reason)` : `: ${http.scrub(reason)}`)
           })
         }
         if (last.file_id === undefined || last.file_id === "") {

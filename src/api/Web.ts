@@ -124,7 +124,7 @@ export const CrawlJob = Schema.Struct({
   creditsUsed: tolerant(Schema.Number),
   /** ISO 8601 time when the crawl data expires. */
   expiresAt: tolerant(Schema.String),
-  /** Where the next batch of `data` is, or `null` for the last batch. */
+  /** Where the next batch of `data` is; `null` or absent on the last batch. */
   next: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null }),
   /** The pages of this batch. */
   data: tolerantArray(CrawlPage),
@@ -158,10 +158,13 @@ export const MapRequest = Schema.Struct({
 /** The body of a map request. */
 export type MapRequest = typeof MapRequest.Type
 
-/** The response to a map request: the site's links. */
+/**
+ * The response to a map request: the site's links. `links` is required (an empty array is a
+ * site without links; a missing one is a `DecodeError`, never an empty site).
+ */
 export const MapResponse = Schema.Struct({
   success: Schema.optionalWith(Schema.Boolean, { nullable: true, default: () => true }),
-  links: tolerantArray(Schema.String)
+  links: Schema.Array(Schema.String)
 })
 /** The response to a map request. */
 export type MapResponse = typeof MapResponse.Type
@@ -193,6 +196,16 @@ export interface WaitOptions {
   readonly interval?: Duration.DurationInput | undefined
 }
 
+/** Options of {@link Service.crawlPages}. */
+export interface PagesOptions extends WaitOptions {
+  /**
+   * The job's `completed` record when the caller has it (what {@link Service.waitForCrawl}
+   * returned): its pages are the first batch, and paging goes on from its `next` without asking
+   * for the first batch again.
+   */
+  readonly job?: CrawlJob | undefined
+}
+
 /** The web service. The remote layer and the local crawler engine implement it. */
 export interface Service {
   /** Starts a crawl job (one idempotent request: retries never start a second job). */
@@ -200,11 +213,17 @@ export interface Service {
   /** The job record as it stands: its status and the first batch of pages. */
   readonly crawlStatus: (id: string) => Effect.Effect<CrawlJob, RagError.ApiError>
   /**
-   * Every page of the job as it stands, in order, following `next` from batch to batch. Run it
-   * after {@link Service.waitForCrawl} for the complete set. A `next` that repeats fails with
-   * a `DecodeError` instead of looping.
+   * Every page of the finished job, in order, following `next` from batch to batch until a
+   * batch has none (`null` or absent). A job still `scraping` is waited for first (as
+   * {@link Service.waitForCrawl} does, `interval` apart), so the stream never ends early with
+   * the pages of an unfinished job; a `failed` or `cancelled` job fails with `TaskFailed`.
+   * Pass the record `waitForCrawl` returned as `job` to start from it without a second status
+   * query. A `next` that repeats fails with a `DecodeError` instead of looping.
    */
-  readonly crawlPages: (id: string) => Stream.Stream<CrawlPage, RagError.ApiError>
+  readonly crawlPages: (
+    id: string,
+    options?: PagesOptions
+  ) => Stream.Stream<CrawlPage, RagError.ApiError | TaskFailed>
   /**
    * Polls the job until it leaves `scraping`; returns the `completed` record. A `failed` or
    * `cancelled` job fails with `TaskFailed`. No overall time limit: add `Effect.timeout`.
@@ -280,29 +299,34 @@ export const make = Effect.gen(function*() {
 
   const crawlStatus = (id: string) => batch(id, undefined).pipe(Effect.withSpan("Web.crawlStatus"))
 
-  const crawlPages = (id: string): Stream.Stream<CrawlPage, RagError.ApiError> =>
+  const crawlPages = (id: string, options: PagesOptions = {}): Stream.Stream<CrawlPage, RagError.ApiError | TaskFailed> =>
     Stream.suspend(() => {
       // Per run of the stream: the `next` values already followed.
       const seen = new Set<string>()
-      const step = (next: string | undefined) =>
-        Effect.flatMap(batch(id, next), (job) => {
-          if (job.next === null || job.next === "") {
-            return Effect.succeed([Chunk.fromIterable(job.data), Option.none<string>()] as const)
-          }
-          if (seen.has(job.next)) {
-            const endpoint = endpointOf(routing, "crawlStatus")
-            return Effect.fail(
-              new DecodeError({
-                endpoint,
-                path: "next",
-                message: `${endpoint}: crawl ${id} sent a next link that was already followed`
-              })
-            )
-          }
-          seen.add(job.next)
-          return Effect.succeed([Chunk.fromIterable(job.data), Option.some(job.next)] as const)
-        })
-      return Stream.paginateChunkEffect(undefined as string | undefined, step)
+      const pagesOf = (job: CrawlJob) => {
+        if (job.next === null || job.next === "") {
+          return Effect.succeed([Chunk.fromIterable(job.data), Option.none<CrawlJob | string>()] as const)
+        }
+        if (seen.has(job.next)) {
+          const endpoint = endpointOf(routing, "crawlStatus")
+          return Effect.fail(
+            new DecodeError({
+              endpoint,
+              path: "next",
+              message: `${endpoint}: crawl ${id} sent a next link that was already followed`
+            })
+          )
+        }
+        seen.add(job.next)
+        return Effect.succeed([Chunk.fromIterable(job.data), Option.some<CrawlJob | string>(job.next)] as const)
+      }
+      // the first batch: the caller's completed record, or the one the wait ends with
+      const first = options.job?.status === "completed" ? Effect.succeed(options.job) : waitForCrawl(id, options)
+      return Stream.unwrap(
+        Effect.map(first, (job) =>
+          Stream.paginateChunkEffect<CrawlJob | string, CrawlPage, RagError.ApiError, never>(job, (state) =>
+            typeof state === "string" ? Effect.flatMap(batch(id, state), pagesOf) : pagesOf(state)))
+      )
     }).pipe(Stream.withSpan("Web.crawlPages"))
 
   const waitForCrawl = (id: string, options?: WaitOptions) =>

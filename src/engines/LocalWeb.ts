@@ -885,12 +885,14 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, Scope
       )
     }
 
-    const crawlPages = (id: string): Stream.Stream<Web.CrawlPage, RagError.ApiError> =>
-      Stream.paginateChunkEffect(id, (cursor) =>
-        Effect.map(crawlStatus(cursor), (job) =>
-          [Chunk.fromIterable(job.data), Option.fromNullable(job.next)] as const)).pipe(
-          Stream.withSpan("LocalWeb.crawlPages")
-        )
+    // as the remote client: the pages of the finished job (a running one is waited for)
+    const crawlPages = (id: string): Stream.Stream<Web.CrawlPage, RagError.ApiError | RagError.TaskFailed> =>
+      Stream.unwrap(Effect.as(
+        waitForCrawl(id),
+        Stream.paginateChunkEffect(id, (cursor) =>
+          Effect.map(crawlStatus(cursor), (job) =>
+            [Chunk.fromIterable(job.data), Option.fromNullable(job.next)] as const))
+      )).pipe(Stream.withSpan("LocalWeb.crawlPages"))
 
     const waitForCrawl = (id: string, waitOptions?: Web.WaitOptions) =>
       Effect.flatMap(findJob("crawlStatus", id), (job) =>

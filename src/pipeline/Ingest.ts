@@ -462,7 +462,11 @@ export const run = (
       }))
 
     const items: Stream.Stream<Item> = Stream.fromIterable(request.sources).pipe(
-      Stream.flatMap((s) => (s._tag === "Path" ? pathItems(s.path) : s._tag === "Url" ? urlItems(s.url) : siteItems(s))),
+      Stream.flatMap((s) =>
+        (s._tag === "Path" ? pathItems(s.path) : s._tag === "Url" ? urlItems(s.url) : siteItems(s)).pipe(
+          Stream.withSpan("Ingest.enumerate", { attributes: { "effect_rag.source.kind": s._tag } })
+        )
+      ),
       Stream.filter((item) => {
         if (seen.has(item.documentId)) return false
         seen.add(item.documentId)
@@ -585,13 +589,19 @@ export const run = (
       })
 
     yield* items.pipe(
-      Stream.mapEffect(loadStage, { concurrency: readConcurrency }),
+      // one span per stage call (no paths or text in attributes: counts only)
+      Stream.mapEffect((item) => Effect.withSpan(loadStage(item), "Ingest.load"), { concurrency: readConcurrency }),
       Stream.filterMap((o) => o),
-      Stream.mapEffect(extractStage, { concurrency: extractConcurrency }),
+      Stream.mapEffect((x) => Effect.withSpan(extractStage(x), "Ingest.extract"), { concurrency: extractConcurrency }),
       Stream.filterMap((o) => o),
       Stream.groupedWithin(batchDocuments, batchWindow),
-      Stream.mapEffect((g) => embedStage(C.toReadonlyArray(g)), { concurrency: embedConcurrency }),
-      Stream.mapEffect(writeStage),
+      Stream.mapEffect((g) =>
+        embedStage(C.toReadonlyArray(g)).pipe(
+          Effect.withSpan("Ingest.embed", { attributes: { "effect_rag.documents": C.size(g) } })
+        ), { concurrency: embedConcurrency }),
+      Stream.mapEffect((batch) =>
+        writeStage(batch).pipe(Effect.withSpan("Ingest.write", { attributes: { "effect_rag.documents": batch.length } }))
+      ),
       Stream.runDrain
     )
 

@@ -172,6 +172,70 @@ describe("Chat", () => {
       if (result._tag === "DecodeError") expect(result.path).toBe("choices[0].index")
     }))
 
+  it.scoped("a chunk without choices is a DecodeError (an empty choices array is a usage chunk)", () =>
+    Effect.gen(function*() {
+      const { result } = yield* withChat(
+        (_req, res) =>
+          sse(res, [
+            chunk({ content: "kept" }),
+            JSON.stringify({ choices: [], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } }),
+            JSON.stringify({ object: "chat.completion.chunk", id: "x" })
+          ]),
+        (chat) => Effect.flip(Stream.runDrain(chat.stream(request)))
+      )
+      expect(result._tag).toBe("DecodeError")
+      if (result._tag === "DecodeError") {
+        expect(result.path).toBe("choices")
+        expect(result.endpoint).toBe("POST /v1/chat/completions")
+      }
+    }))
+
+  it.scoped("stream sends stream_options; create leaves it out", () =>
+    Effect.gen(function*() {
+      const { result, server } = yield* withChat(
+        (req, res) =>
+          (req.json as { stream?: boolean }).stream
+            ? sse(res, [
+              chunk({ content: "Hi" }, "stop"),
+              JSON.stringify({ choices: [], usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 } }),
+              "[DONE]"
+            ])
+            : { json: { choices: [{ index: 0, message: { role: "assistant", content: "Hi" }, finish_reason: "stop" }] } },
+        (chat) =>
+          Effect.zip(
+            Chat.foldStream(chat.stream({ ...request, stream_options: { include_usage: true } })),
+            chat.create({ ...request, stream_options: { include_usage: true } })
+          )
+      )
+      expect(server.received[0]?.json).toEqual({ ...request, stream: true, stream_options: { include_usage: true } })
+      expect(server.received[1]?.json).toEqual({ ...request, stream: false })
+      expect(result[0].content).toBe("Hi")
+      expect(result[0].usage?.total_tokens).toBe(6)
+    }))
+
+  it.scoped("a stream that breaks after deltas is a TransportError aborted with the partial text, not retried", () =>
+    Effect.gen(function*() {
+      const { result, server } = yield* withChat(
+        (_req, res) => {
+          res.writeHead(200, { "content-type": "text/event-stream" })
+          res.write(`data: ${chunk({ role: "assistant", content: "The answer " })}\n\n`)
+          res.write(`data: ${chunk({ content: "is 4" })}\n\n`)
+          // then the connection closes mid-stream (after the written data, without the end of
+          // the chunked body)
+          res.socket?.end()
+        },
+        (chat) => Effect.flip(Stream.runDrain(chat.stream(request)))
+      )
+      expect(result._tag).toBe("TransportError")
+      if (result._tag === "TransportError") {
+        expect(result.reason).toBe("aborted")
+        expect(result.partial?.content).toBe("The answer is 4")
+        expect(result.partial?.chunks).toBe(2)
+        expect(result.message).not.toContain(testKey)
+      }
+      expect(server.received).toHaveLength(1)
+    }))
+
   it.scoped("a 400 before the stream starts is a BadRequest, not retried", () =>
     Effect.gen(function*() {
       const { result, server } = yield* withChat(

@@ -114,6 +114,15 @@ describe("Video", () => {
       expect(server.received.some((r) => r.path === "/v1/files/retrieve")).toBe(false)
     }))
 
+  it.scopedLive("status Fail with status_msg success does not quote it as the reason", () =>
+    Effect.gen(function*() {
+      const server = yield* startServer(videoHandler([{ status: "Fail", base_resp: ok }]))
+      const error = yield* Effect.flip(run(server, (v) => v.generate({ model: "T2V-01", prompt: "x" }), fast))
+      expect(error._tag).toBe("TaskFailed")
+      expect(error.message).toBe("video task task-1 failed (status Fail; the service gave no reason)")
+      expect(error.message).not.toContain("success")
+    }))
+
   it.scopedLive("a non-zero base_resp.status_code on submission is a TaskFailed with status_msg", () =>
     Effect.gen(function*() {
       const server = yield* startServer(() => ({

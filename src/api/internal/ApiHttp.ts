@@ -1,7 +1,9 @@
 /**
  * THE HTTP client of effect-rag: host per endpoint family, bearer auth, time-outs, retries with
  * backoff that honours `Retry-After`, idempotency keys, and the mapping of every failure to an
- * `ApiError`. Every remote service is built on {@link ApiHttp}.
+ * `ApiError`. Every remote service is built on {@link ApiHttp}. The per-call options of
+ * `CallOptions` (time-out, retries, headers, abort signal, response listener) are read when a
+ * call starts; every attempt is an OpenTelemetry client span.
  */
 import { FetchHttpClient, HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
 import {
@@ -21,6 +23,7 @@ import {
 import { randomUUID } from "node:crypto"
 import * as RagConfig from "../../RagConfig.js"
 import * as RagError from "../../RagError.js"
+import * as CallOptions from "../CallOptions.js"
 import { decodeError, fromStatus, issuePath, parseErrorBody, parseRetryAfter } from "./errors.js"
 import * as Sse from "./sse.js"
 
@@ -75,11 +78,14 @@ export class ApiHttp extends Context.Tag("effect-rag/api/ApiHttp")<ApiHttp, Serv
 const headerRecord = (response: HttpClientResponse.HttpClientResponse): Record<string, string | undefined> =>
   response.headers as Record<string, string | undefined>
 
-/** The retry policy: exponential backoff with jitter, `Retry-After` honoured, retryable errors only. */
-export const retryPolicy = (settings: RagConfig.Settings) =>
+/**
+ * The retry policy: exponential backoff with jitter, `Retry-After` honoured, retryable errors
+ * only; `maxRetries` (a per-call override) replaces the configured count.
+ */
+export const retryPolicy = (settings: RagConfig.Settings, maxRetries: number = settings.maxRetries) =>
   Schedule.exponential(settings.retryBaseDelay).pipe(
     Schedule.jittered,
-    Schedule.intersect(Schedule.recurs(settings.maxRetries)),
+    Schedule.intersect(Schedule.recurs(Math.max(0, Math.floor(maxRetries)))),
     Schedule.whileInput((error: RagError.ApiError) => RagError.isRetryable(error)),
     Schedule.passthrough,
     Schedule.modifyDelay((error, delay) =>
@@ -121,14 +127,16 @@ export const make = Effect.gen(function*() {
     })
   )
 
-  const timeoutOf = (call: Call): Duration.Duration =>
-    call.timeout === "upload"
+  const timeoutOf = (call: Call, options: CallOptions.Options): Duration.Duration =>
+    options.timeout !== undefined
+      ? Duration.decode(options.timeout)
+      : call.timeout === "upload"
       ? settings.uploadTimeout
       : call.timeout === "stream"
       ? settings.streamTimeout
       : settings.timeout
 
-  const buildRequest = (call: Call, idempotencyKey: string | undefined) =>
+  const buildRequest = (call: Call, idempotencyKey: string | undefined, options: CallOptions.Options) =>
     Effect.gen(function*() {
       const absolute = /^https?:\/\//i.test(call.path)
       const url = absolute ? call.path : hosts[call.host] + (call.path.startsWith("/") ? "" : "/") + call.path
@@ -152,6 +160,9 @@ export const make = Effect.gen(function*() {
         })
       }
       let request = HttpClientRequest.make(call.method)(url).pipe(HttpClientRequest.acceptJson)
+      for (const [name, value] of Object.entries(options.headers ?? {})) {
+        if (!reservedHeaders.has(name.toLowerCase())) request = HttpClientRequest.setHeader(request, name, value)
+      }
       if (call.urlParams) request = HttpClientRequest.setUrlParams(request, call.urlParams)
       if (sendKey && Option.isSome(settings.apiKey)) {
         request = HttpClientRequest.bearerToken(request, settings.apiKey.value)
@@ -166,17 +177,18 @@ export const make = Effect.gen(function*() {
     })
 
   /** One attempt: send, wait for the status line, map non-2xx to errors. */
-  const attempt = (call: Call, idempotencyKey: string | undefined) =>
+  const attempt = (ctx: Attempt) =>
     Effect.gen(function*() {
-      const request = yield* buildRequest(call, idempotencyKey)
+      const { call, options } = ctx
+      const request = yield* buildRequest(call, ctx.idempotencyKey, options)
       const response = yield* httpClient.execute(request).pipe(
         Effect.timeoutFail({
-          duration: timeoutOf(call),
+          duration: timeoutOf(call, options),
           onTimeout: () =>
             new RagError.TransportError({
               endpoint: call.endpoint,
               reason: "timeout",
-              message: `${call.endpoint} timed out after ${Duration.format(timeoutOf(call))}`
+              message: `${call.endpoint} timed out after ${Duration.format(timeoutOf(call, options))}`
             })
         }),
         Effect.catchTags({
@@ -198,6 +210,11 @@ export const make = Effect.gen(function*() {
             )
         })
       )
+      yield* Effect.annotateCurrentSpan("http.response.status_code", response.status)
+      if (options.onResponse !== undefined) {
+        const headers = headerRecord(response) as Record<string, string>
+        options.onResponse(CallOptions.metadataOf(call.endpoint, response.status, headers, ctx.number))
+      }
       if (response.status >= 200 && response.status < 300) return response
       const text = yield* response.text.pipe(Effect.orElseSucceed(() => ""))
       const now = yield* Clock.currentTimeMillis
@@ -212,17 +229,54 @@ export const make = Effect.gen(function*() {
       )
     })
 
-  // one key per call, the same on each of its retries: the caller's (see `IdempotencyKey`) or a new one
-  const withRetries = <A>(call: Call, f: (idempotencyKey: string | undefined) => Effect.Effect<A, RagError.ApiError>) =>
-    Effect.flatMap(FiberRef.get(IdempotencyKey), (given) => {
-      const key = call.idempotent ? Option.getOrElse(given, () => randomUUID()) : undefined
-      return f(key).pipe(Effect.retry(retryPolicy(settings)))
+  /**
+   * Runs `f` once per attempt, with retries, each attempt in its own client span (OpenTelemetry
+   * HTTP attribute names; the URL's path only, never its query or credentials). One key per
+   * call, the same on each of its retries: the caller's (see `IdempotencyKey`) or a new one.
+   * The per-call options (see `CallOptions`) are read once, when the call starts.
+   */
+  const withRetries = <A>(call: Call, f: (attempt: Attempt) => Effect.Effect<A, RagError.ApiError>) =>
+    Effect.gen(function*() {
+      const options = yield* FiberRef.get(CallOptions.CurrentOptions)
+      const given = yield* FiberRef.get(IdempotencyKey)
+      const idempotencyKey = call.idempotent ? Option.getOrElse(given, () => randomUUID()) : undefined
+      const target = spanTarget(call.path, hosts[call.host])
+      let number = 0
+      let lastEnd: number | undefined
+      const once = Effect.suspend(() => {
+        number += 1
+        const ctx: Attempt = { call, options, idempotencyKey, number }
+        return Effect.gen(function*() {
+          const now = yield* Clock.currentTimeMillis
+          if (lastEnd !== undefined) yield* Effect.annotateCurrentSpan("effect_rag.retry.wait_ms", now - lastEnd)
+          return yield* f(ctx)
+        }).pipe(
+          Effect.tapError((error) => Effect.annotateCurrentSpan("error.type", error._tag)),
+          Effect.ensuring(Effect.flatMap(Clock.currentTimeMillis, (t) => Effect.sync(() => (lastEnd = t)))),
+          Effect.withSpan(`${call.method} ${call.endpoint.replace(/^[A-Z]+ /, "")}`, {
+            kind: "client",
+            attributes: {
+              "http.request.method": call.method,
+              "url.path": target.path,
+              "server.address": target.address,
+              ...(target.port !== undefined ? { "server.port": target.port } : {}),
+              "effect_rag.endpoint": call.endpoint,
+              "effect_rag.attempt": number,
+              ...(number > 1 ? { "http.request.resend_count": number - 1 } : {})
+            }
+          })
+        )
+      })
+      return yield* once.pipe(
+        Effect.retry(retryPolicy(settings, options.maxRetries)),
+        abortable(options.signal)
+      )
     })
 
-  const readBody = (call: Call, response: HttpClientResponse.HttpClientResponse) =>
+  const readBody = (call: Call, options: CallOptions.Options, response: HttpClientResponse.HttpClientResponse) =>
     response.arrayBuffer.pipe(
       Effect.timeoutFail({
-        duration: timeoutOf(call),
+        duration: timeoutOf(call, options),
         onTimeout: () =>
           new RagError.TransportError({
             endpoint: call.endpoint,
@@ -244,10 +298,10 @@ export const make = Effect.gen(function*() {
 
   const json = <A, I>(call: Call, schema: Schema.Schema<A, I>): Effect.Effect<A, RagError.ApiError> => {
     const decode = Schema.decodeUnknown(schema, { onExcessProperty: "ignore" })
-    return withRetries(call, (key) =>
+    return withRetries(call, (ctx) =>
       Effect.gen(function*() {
-        const response = yield* attempt(call, key)
-        const bytes = yield* readBody(call, response)
+        const response = yield* attempt(ctx)
+        const bytes = yield* readBody(call, ctx.options, response)
         const text = new TextDecoder().decode(bytes)
         let parsed: unknown
         try {
@@ -265,12 +319,12 @@ export const make = Effect.gen(function*() {
   }
 
   const bytes = (call: Call): Effect.Effect<Uint8Array, RagError.ApiError> =>
-    withRetries(call, (key) => Effect.flatMap(attempt(call, key), (response) => readBody(call, response)))
+    withRetries(call, (ctx) => Effect.flatMap(attempt(ctx), (response) => readBody(call, ctx.options, response)))
 
   const sse = (call: Call): Stream.Stream<Sse.SseEvent, RagError.ApiError> =>
     Stream.unwrap(
-      withRetries(call, (key) => attempt(call, key)).pipe(
-        Effect.map((response) =>
+      withRetries(call, (ctx) => Effect.map(attempt(ctx), (response) => ({ response, options: ctx.options }))).pipe(
+        Effect.map(({ options, response }) =>
           Sse.decode(
             response.stream.pipe(
               Stream.mapError(
@@ -287,12 +341,14 @@ export const make = Effect.gen(function*() {
                   new RagError.TransportError({
                     endpoint: call.endpoint,
                     reason: "timeout",
-                    message: `${call.endpoint}: no data for ${Duration.format(settings.timeout)}`
+                    message: `${call.endpoint}: no data for ${Duration.format(options.timeout ?? settings.timeout)}`
                   }),
-                settings.timeout
+                options.timeout ?? settings.timeout
               ),
               Stream.decodeText()
             )
+          ).pipe(
+            (events) => options.signal === undefined ? events : Stream.interruptWhen(events, abortable(options.signal)(Effect.never))
           )
         )
       )
@@ -312,6 +368,45 @@ export const make = Effect.gen(function*() {
 
   return ApiHttp.of({ settings, json, sse, bytes, encode, scrub })
 })
+
+/** One attempt of a call, as `withRetries` hands it to the code that sends it. */
+interface Attempt {
+  readonly call: Call
+  readonly options: CallOptions.Options
+  readonly idempotencyKey: string | undefined
+  /** 1 for the first attempt, 2 for the first retry, … */
+  readonly number: number
+}
+
+/** Headers the client owns: per-call headers never replace them. */
+const reservedHeaders: ReadonlySet<string> = new Set(["authorization", "idempotency-key", "content-type", "content-length"])
+
+/** Fails the effect as interrupted (cancelling its request) when `signal` fires. */
+const abortable = (signal: AbortSignal | undefined) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  signal === undefined
+    ? self
+    : Effect.suspend(() =>
+      signal.aborted
+        ? Effect.interrupt
+        : Effect.raceFirst(
+          self,
+          Effect.async<never>((resume) => {
+            const onAbort = () => resume(Effect.interrupt)
+            signal.addEventListener("abort", onAbort, { once: true })
+            return Effect.sync(() => signal.removeEventListener("abort", onAbort))
+          })
+        )
+    )
+
+/** The span attributes of a call's target: host, port and path (no query, no credentials). */
+const spanTarget = (path: string, host: string): { address: string; port: number | undefined; path: string } => {
+  try {
+    const url = new URL(/^https?:\/\//i.test(path) ? path : host + (path.startsWith("/") ? "" : "/") + path)
+    return { address: url.hostname, port: url.port === "" ? undefined : Number(url.port), path: url.pathname }
+  } catch {
+    return { address: "", port: undefined, path: "" }
+  }
+}
 
 const hostOf = (url: string): string => {
   try {
