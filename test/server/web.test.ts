@@ -32,7 +32,7 @@ const upload = Layer.succeed(
 const engineOptions: LocalWeb.Options = {
   allowHosts: ["127.0.0.1"],
   politenessDelay: "2 millis",
-  pageTimeout: "500 millis",
+  pageTimeout: "2 seconds",
   concurrency: 4,
   pageSize: 2,
   mapMaxPages: 3

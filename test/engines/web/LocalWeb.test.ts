@@ -33,7 +33,7 @@ const recordingUpload = () => {
 const testOptions: LocalWeb.Options = {
   allowHosts: ["127.0.0.1"],
   politenessDelay: "2 millis",
-  pageTimeout: "800 millis",
+  pageTimeout: "2 seconds",
   concurrency: 4
 }
 

@@ -21,7 +21,7 @@ const noDocuments = Layer.succeed(
   })
 )
 
-const loopback: LocalWeb.Options = { allowHosts: ["127.0.0.1"], politenessDelay: "1 millis", pageTimeout: "800 millis" }
+const loopback: LocalWeb.Options = { allowHosts: ["127.0.0.1"], politenessDelay: "1 millis", pageTimeout: "2 seconds" }
 
 /** The engine, built in the test's scope (with its document engine). */
 const engine = (options: LocalWeb.Options = loopback, upload: Layer.Layer<Upload.Upload> = noDocuments) =>

@@ -38,7 +38,7 @@ export interface Site {
 }
 
 /** How long /slow takes to answer. */
-export const slowMs = 2000
+export const slowMs = 4000
 
 const page = (title: string, body: string, extraHead = "", lang = "en") =>
   `<!doctype html><html lang="${lang}"><head><meta charset="utf-8"><title>${title}</title>` +
