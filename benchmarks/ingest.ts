@@ -1,55 +1,221 @@
 /**
- * `npm run bench:ingest`: ingestion speed and memory through the CLI's code path.
+ * `npm run bench:ingest [-- --quick] [--docs N] [--rounds N] [--only NAME[,NAME]] [--concurrency N]`:
+ * ingestion speed and memory of `effect-rag ingest`, side by side with its peers, in one run.
  *
- * Each case runs `effect-rag ingest DIR --db TMP --json` in a fresh child process (this file
- * with `--child`: the real `ingest` command under a root command, as `main.ts` runs it), then
- * reads its JSON summary and the child's peak RSS (`process.resourceUsage().maxRSS`, the main
- * process only: the local document engine's extraction worker processes are not included).
+ * Every run is a fresh child process with a fresh database, measured from outside: wall time,
+ * CPU seconds of the process tree (user + system, through `/usr/bin/time`, which counts every
+ * descendant the child reaped: the extraction workers too), and the peak RSS of the process tree
+ * (the sum over the child and its descendants, sampled from `/proc` every 50 ms). Each pipeline
+ * also reports its write stage (store writes and index builds) so its share of the time shows.
  *
- * Cases:
- * - `scifact`: the 5,183 SciFact abstracts (`$EFFECT_RAG_SHARED/bench/scifact/corpus.jsonl`),
- *   written as one Markdown file each (`# title` + text) into a temp folder;
- * - `fixtures`: the shared fixture documents (PDF, DOCX, XLSX, PPTX, HTML, images, ...; the
- *   encrypted and corrupt ones fail and are recorded: exit code 3);
- * - `synthetic-5k` and `synthetic-50k`: generated Markdown, 50 chunks per file, 100 and 1,000
- *   files: the peak RSS ratio of the two is the "memory flat in corpus size" check (≤ 2×).
+ * Case `scifact` (the comparison): the SciFact abstracts (`$EFFECT_RAG_SHARED/bench/scifact`),
+ * written as one Markdown file each (`# title` + text), through
+ * - `effect-rag`: the built CLI, `effect-rag ingest DIR --db DB --json` (extraction workers,
+ *   structure-aware 512-token chunks, manifest, LanceDB with full-text index);
+ * - `langchain-token` / `langchain-char`: `benchmarks/peers/langchain-ingest.mjs`, LangChain.js's
+ *   DirectoryLoader + TextLoader + RecursiveCharacterTextSplitter (by js-tiktoken tokens or by
+ *   characters) + a LanceDB table with a full-text index;
+ * - `lancedb`: `benchmarks/peers/lancedb-ingest.mjs`, files read whole into one LanceDB append
+ *   and a full-text index (the floor).
+ * The pipelines run in interleaved rounds (each round runs all of them, in a rotating order), so
+ * a change in the machine's load hits them alike; the table shows medians and ratios.
  *
- * Options: `--only NAME[,NAME]` runs some cases; `--concurrency N` (default 2) is passed to the
- * command. Writes `benchmarks/results/ingest.json`.
+ * Other cases, effect-rag alone: `fixtures` (the shared fixture documents, mixed formats; the
+ * broken ones fail: exit code 3), `synthetic-5k` and `synthetic-50k` (generated Markdown, 50
+ * chunks per file, 100 and 1,000 files: their peak RSS ratio is the "memory flat in corpus
+ * size" check, ≤ 2×).
+ *
+ * Options: `--quick` (1 round, the first 1,000 abstracts: a short run while others share the
+ * machine), `--docs N` (the first N abstracts), `--rounds N` (default 3), `--only` (default
+ * `scifact`; `all` runs every case), `--concurrency N` (extraction processes, default 2).
+ * Writes `benchmarks/results/ingest.json` and the plots `docs/plots/ingest-scifact-*.svg`.
  */
-import { Command } from "@effect/cli"
-import { NodeContext, NodeRuntime } from "@effect/platform-node"
-import { Effect } from "effect"
-import { spawn } from "node:child_process"
-import { createReadStream, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
-import { cpus, tmpdir, totalmem } from "node:os"
+import { execFileSync, spawn } from "node:child_process"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { createInterface } from "node:readline"
-import { fileURLToPath } from "node:url"
-import * as ingest from "../src/cli/commands/ingest.js"
 import { packageRoot, sharedPath } from "../src/internal/shared.js"
-import { resultsPath, writeReport } from "./internal/results.js"
+import { writeBarChart } from "./internal/plot.js"
+import { resultsPath, runInfo, writeReport } from "./internal/results.js"
 
 // =============================================================================
-// Child: the CLI path
+// Measuring a child process tree
 // =============================================================================
 
+interface Measured {
+  readonly exitCode: number | null
+  readonly wallS: number
+  /** User + system CPU seconds of the process tree. */
+  readonly cpuS: number
+  /** Peak of the summed RSS of the process tree. */
+  readonly peakRssMiB: number
+  readonly stdout: string
+  readonly stderr: string
+}
+
+const pageSize = 4096
+const clockTicks = 100
+const timeBinary = existsSync("/usr/bin/time") ? "/usr/bin/time" : undefined
+
+/** pid → [ppid, rss bytes, cpu ticks] for every process, from /proc. */
+const processTable = (): Map<number, [number, number, number]> => {
+  const out = new Map<number, [number, number, number]>()
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8")
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+      // fields[0] is field 3 (state): ppid 4, utime 14, stime 15, rss 24
+      out.set(Number(name), [Number(fields[1]), Number(fields[21]) * pageSize, Number(fields[11]) + Number(fields[12])])
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return out
+}
+
+/** The descendants of `root` (not `root` itself) in a process table. */
+const descendants = (table: Map<number, [number, number, number]>, root: number): Array<number> => {
+  const children = new Map<number, Array<number>>()
+  for (const [pid, [ppid]] of table) {
+    const list = children.get(ppid) ?? []
+    list.push(pid)
+    children.set(ppid, list)
+  }
+  const out: Array<number> = []
+  const queue = [...(children.get(root) ?? [])]
+  while (queue.length > 0) {
+    const pid = queue.shift()!
+    out.push(pid)
+    queue.push(...(children.get(pid) ?? []))
+  }
+  return out
+}
+
+/** Runs a command, measuring its process tree (see the module doc). */
+const measure = (command: string, args: ReadonlyArray<string>): Promise<Measured> =>
+  new Promise((resolve, reject) => {
+    const started = performance.now()
+    const [exe, argv] = timeBinary === undefined
+      ? [command, [...args]]
+      : [timeBinary, ["-f", "BENCH_TIME %e %U %S", command, ...args]]
+    const child = spawn(exe, argv, { cwd: packageRoot(), stdio: ["ignore", "pipe", "pipe"], env: benchEnv })
+    let stdout = ""
+    let stderr = ""
+    let peak = 0
+    // without /usr/bin/time: the last CPU ticks seen of every process of the tree
+    const ticks = new Map<number, number>()
+    const sample = () => {
+      const table = processTable()
+      const tree = timeBinary === undefined ? [child.pid!, ...descendants(table, child.pid!)] : descendants(table, child.pid!)
+      let rss = 0
+      for (const pid of tree) {
+        const row = table.get(pid)
+        if (row === undefined) continue
+        rss += row[1]
+        ticks.set(pid, row[2])
+      }
+      peak = Math.max(peak, rss)
+    }
+    const timer = setInterval(sample, 50)
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()))
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
+    child.on("error", (e) => {
+      clearInterval(timer)
+      reject(e)
+    })
+    child.on("close", (code) => {
+      clearInterval(timer)
+      const wallS = (performance.now() - started) / 1000
+      const time = /BENCH_TIME ([\d.]+) ([\d.]+) ([\d.]+)/.exec(stderr)
+      const cpuS = time ? Number(time[2]) + Number(time[3]) : [...ticks.values()].reduce((a, b) => a + b, 0) / clockTicks
+      resolve({ exitCode: code, wallS, cpuS, peakRssMiB: peak / 2 ** 20, stdout, stderr })
+    })
+  })
+
+/** The environment of the children: no effect-rag settings of the caller's shell (the shared data stays). */
+const benchEnv = Object.fromEntries(
+  Object.entries(process.env).filter(([k]) => !k.startsWith("EFFECT_RAG_") || k === "EFFECT_RAG_SHARED")
+)
+
 // =============================================================================
-// Parent
+// Pipelines
 // =============================================================================
 
-interface CaseResult {
+interface Pipeline {
   readonly name: string
   readonly description: string
-  readonly exitCode: number | null
+  readonly command: (dir: string, db: string) => [string, Array<string>]
+}
+
+interface RunResult extends Omit<Measured, "stdout" | "stderr"> {
+  readonly pipeline: string
+  readonly round: number
   readonly documents: number
-  readonly ingested: number
-  readonly failed: number
   readonly chunks: number
-  readonly seconds: number
-  readonly documentsPerSecond: number
-  readonly chunksPerSecond: number
-  readonly peakRssMiB: number
+  readonly failed: number
+  /** Time in store writes and index builds, as the pipeline measured it. */
+  readonly writeS: number
+  /** The pipeline's own total (without process start-up). */
+  readonly totalS: number
+}
+
+const cli = join(packageRoot(), "bin", "effect-rag.js")
+
+const effectRag = (concurrency: number): Pipeline => ({
+  name: "effect-rag",
+  description: "effect-rag ingest (built CLI): extraction workers, 512-token structure-aware chunks, LanceDB + FTS",
+  command: (dir, db) => [process.execPath, [cli, "ingest", dir, "--db", db, "--collection", "bench", "--json", "--concurrency", String(concurrency)]]
+})
+
+const peer = (name: string, script: string, extra: Array<string>, description: string): Pipeline => ({
+  name,
+  description,
+  command: (dir, db) => [process.execPath, [join(packageRoot(), "benchmarks", "peers", script), dir, db, ...extra]]
+})
+
+const peers: ReadonlyArray<Pipeline> = [
+  peer("langchain-token", "langchain-ingest.mjs", ["token"], "LangChain.js: DirectoryLoader + RecursiveCharacterTextSplitter by js-tiktoken tokens (512/64) + LanceDB + FTS"),
+  peer("langchain-char", "langchain-ingest.mjs", ["char"], "LangChain.js: DirectoryLoader + RecursiveCharacterTextSplitter by characters (2,048/256) + LanceDB + FTS"),
+  peer("lancedb", "lancedb-ingest.mjs", [], "LanceDB alone: files read whole, one append, FTS index")
+]
+
+const parseRun = (p: Pipeline, round: number, m: Measured): RunResult => {
+  const line = m.stdout.trim().split("\n").filter((l) => l.startsWith("{") || l.startsWith("[")).join("\n") || m.stdout
+  let out: { documents: number; ingested?: number; failed?: number; chunks: number | { ingested: number }; durationMs?: number; writeMs: number; totalMs?: number }
+  try {
+    out = JSON.parse(p.name === "effect-rag" ? m.stdout : line)
+  } catch {
+    throw new Error(`${p.name}: no JSON result (exit ${m.exitCode}):\n${m.stderr.slice(-2000)}`)
+  }
+  const { stdout: _o, stderr: _e, ...rest } = m
+  return {
+    ...rest,
+    pipeline: p.name,
+    round,
+    documents: out.ingested ?? out.documents,
+    chunks: typeof out.chunks === "number" ? out.chunks : out.chunks.ingested,
+    failed: out.failed ?? 0,
+    writeS: out.writeMs / 1000,
+    totalS: (out.durationMs ?? out.totalMs ?? 0) / 1000
+  }
+}
+
+// =============================================================================
+// Inputs
+// =============================================================================
+
+/** Writes the first `limit` SciFact abstracts as `<id>.md`; returns how many. */
+const scifact = (dir: string, limit: number): number => {
+  mkdirSync(dir, { recursive: true })
+  let n = 0
+  for (const line of readFileSync(sharedPath("bench", "scifact", "corpus.jsonl"), "utf8").split("\n")) {
+    if (line.trim() === "" || n >= limit) continue
+    const doc = JSON.parse(line) as { _id: string; title: string; text: string }
+    writeFileSync(join(dir, `${doc._id}.md`), `# ${doc.title}\n\n${doc.text}\n`)
+    n++
+  }
+  return n
 }
 
 const words = (() => {
@@ -83,126 +249,184 @@ const synthetic = (dir: string, files: number, chunksPerFile: number) => {
   }
 }
 
-/** Writes each SciFact abstract as `<id>.md`. */
-const scifact = async (dir: string): Promise<number> => {
-  mkdirSync(dir, { recursive: true })
-  let n = 0
-  const lines = createInterface({ input: createReadStream(sharedPath("bench", "scifact", "corpus.jsonl")) })
-  for await (const line of lines) {
-    if (line.trim() === "") continue
-    const doc = JSON.parse(line) as { _id: string; title: string; text: string }
-    writeFileSync(join(dir, `${doc._id}.md`), `# ${doc.title}\n\n${doc.text}\n`)
-    n++
-  }
-  return n
+/** Builds `dist/` when a source file is newer than the CLI entry (the benchmark runs the built CLI). */
+const ensureBuilt = () => {
+  const entry = join(packageRoot(), "dist", "cli", "main.js")
+  const newest = (dir: string): number =>
+    readdirSync(dir, { withFileTypes: true }).reduce((m, e) => {
+      const p = join(dir, e.name)
+      return Math.max(m, e.isDirectory() ? newest(p) : statSync(p).mtimeMs)
+    }, 0)
+  if (existsSync(entry) && statSync(entry).mtimeMs >= newest(join(packageRoot(), "src"))) return
+  console.log("building dist/ (npm run build) ...")
+  execFileSync(process.execPath, [join(packageRoot(), "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json"], { cwd: packageRoot(), stdio: "inherit" })
 }
 
-const runCase = (name: string, description: string, source: string, db: string, concurrency: number): Promise<CaseResult> =>
-  new Promise((resolve, reject) => {
-    const self = fileURLToPath(import.meta.url)
-    const args = ["--import", "tsx", self, "--child", "ingest", source, "--db", db, "--collection", name.replace(/[^A-Za-z0-9_-]/g, "_"), "--json", "--concurrency", String(concurrency)]
-    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("EFFECT_RAG_") || k === "EFFECT_RAG_SHARED"))
-    const started = Date.now()
-    const child = spawn(process.execPath, args, { cwd: packageRoot(), env, stdio: ["ignore", "pipe", "pipe"] })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()))
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
-    child.on("error", reject)
-    child.on("close", (code) => {
-      const wall = (Date.now() - started) / 1000
-      const rss = /BENCH_MAXRSS_KB (\d+)/.exec(stderr)
-      let summary: { documents: number; ingested: number; failed: number; durationMs: number; chunks: { ingested: number } }
-      try {
-        summary = JSON.parse(stdout)
-      } catch {
-        return reject(new Error(`${name}: no JSON summary (exit ${code}) after ${wall}s:\n${stderr.slice(-2000)}`))
-      }
-      const seconds = summary.durationMs / 1000
-      resolve({
-        name,
-        description,
-        exitCode: code,
-        documents: summary.documents,
-        ingested: summary.ingested,
-        failed: summary.failed,
-        chunks: summary.chunks.ingested,
-        seconds: Number(seconds.toFixed(2)),
-        documentsPerSecond: Number((summary.ingested / seconds).toFixed(1)),
-        chunksPerSecond: Number((summary.chunks.ingested / seconds).toFixed(1)),
-        peakRssMiB: rss ? Number((Number(rss[1]) / 1024).toFixed(1)) : NaN
-      })
-    })
-  })
+// =============================================================================
+// Report
+// =============================================================================
 
-async function main() {
-  const flag = (name: string) => {
-    const i = process.argv.indexOf(name)
-    return i >= 0 ? process.argv[i + 1] : undefined
+const median = (xs: ReadonlyArray<number>): number => {
+  const s = [...xs].sort((a, b) => a - b)
+  const m = Math.floor(s.length / 2)
+  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2
+}
+
+interface Summary {
+  readonly pipeline: string
+  readonly description: string
+  readonly documents: number
+  readonly chunks: number
+  readonly wallS: number
+  readonly cpuS: number
+  readonly peakRssMiB: number
+  readonly writeS: number
+  readonly writeShare: number
+  readonly documentsPerSecond: number
+}
+
+const summarise = (p: Pipeline, runs: ReadonlyArray<RunResult>): Summary => {
+  const wallS = median(runs.map((r) => r.wallS))
+  const totalS = median(runs.map((r) => r.totalS))
+  const writeS = median(runs.map((r) => r.writeS))
+  return {
+    pipeline: p.name,
+    description: p.description,
+    documents: runs[0]!.documents,
+    chunks: runs[0]!.chunks,
+    wallS: round(wallS),
+    cpuS: round(median(runs.map((r) => r.cpuS))),
+    peakRssMiB: round(median(runs.map((r) => r.peakRssMiB)), 1),
+    writeS: round(writeS),
+    writeShare: round(totalS > 0 ? writeS / totalS : 0),
+    documentsPerSecond: round(runs[0]!.documents / wallS, 1)
   }
-  const only = flag("--only")?.split(",")
-  const concurrency = Number(flag("--concurrency") ?? "2")
-  const want = (n: string) => only === undefined || only.includes(n)
-  const tmp = mkdtempSync(join(tmpdir(), "effect-rag-bench-ingest-"))
-  const results: Array<CaseResult> = []
-  const report = (r: CaseResult) => {
-    results.push(r)
-    console.log(
-      `${r.name.padEnd(14)} ${String(r.ingested).padStart(6)} docs ${String(r.chunks).padStart(6)} chunks ${r.seconds.toFixed(1).padStart(7)} s ` +
-        `${r.documentsPerSecond.toFixed(1).padStart(7)} docs/s ${r.chunksPerSecond.toFixed(1).padStart(8)} chunks/s  peak RSS ${r.peakRssMiB} MiB` +
-        `${r.failed > 0 ? `  (${r.failed} failed, exit ${r.exitCode})` : ""}`
+}
+
+const round = (x: number, digits = 2) => Number(x.toFixed(digits))
+
+const table = (rows: ReadonlyArray<Summary>): string => {
+  const ours = rows.find((r) => r.pipeline === "effect-rag")!
+  const lines = [
+    `${"pipeline".padEnd(16)} ${"docs".padStart(6)} ${"chunks".padStart(6)} ${"wall s".padStart(7)} ${"CPU s".padStart(7)} ${"peak RSS".padStart(9)} ${"write".padStart(6)} ${"docs/s".padStart(7)}  effect-rag ÷ it: throughput, CPU, RSS`
+  ]
+  for (const r of rows) {
+    lines.push(
+      `${r.pipeline.padEnd(16)} ${String(r.documents).padStart(6)} ${String(r.chunks).padStart(6)} ${r.wallS.toFixed(2).padStart(7)} ${r.cpuS.toFixed(2).padStart(7)} ${(r.peakRssMiB.toFixed(0) + " MiB").padStart(9)} ${((r.writeShare * 100).toFixed(0) + " %").padStart(6)} ${r.documentsPerSecond.toFixed(0).padStart(7)}` +
+        (r === ours ? "" : `  ${(r.wallS / ours.wallS).toFixed(2)}×, ${(ours.cpuS / r.cpuS).toFixed(2)}×, ${(ours.peakRssMiB / r.peakRssMiB).toFixed(2)}×`)
     )
   }
-  try {
-    for (const [name, files] of [["synthetic-5k", 100], ["synthetic-50k", 1000]] as const) {
-      if (!want(name)) continue
-      const dir = join(tmp, name)
-      synthetic(dir, files, 50)
-      report(await runCase(name, `${files} generated Markdown files of ~50 chunks each`, dir, join(tmp, `db-${name}`), concurrency))
-      rmSync(dir, { recursive: true, force: true })
-    }
-    if (want("scifact")) {
-      const dir = join(tmp, "scifact")
-      const n = await scifact(dir)
-      report(await runCase("scifact", `SciFact corpus, ${n} abstracts as Markdown files`, dir, join(tmp, "db-scifact"), concurrency))
-    }
-    if (want("fixtures")) {
-      report(await runCase("fixtures", "the shared fixture documents (mixed formats; broken ones fail)", sharedPath("fixtures", "docs"), join(tmp, "db-fixtures"), concurrency))
-    }
-  } finally {
-    rmSync(tmp, { recursive: true, force: true })
+  return lines.join("\n")
+}
+
+/** The goals of the ingest (see docs/ingest.md), checked against a summary. */
+const goals = (rows: ReadonlyArray<Summary>, fullCorpus: boolean) => {
+  const by = (n: string) => rows.find((r) => r.pipeline === n)
+  const ours = by("effect-rag")!
+  const token = by("langchain-token")
+  const char = by("langchain-char")
+  const out: Array<{ goal: string; met: boolean; figure: string }> = []
+  if (fullCorpus) out.push({ goal: "SciFact in ≤ 10 s wall", met: ours.wallS <= 10, figure: `${ours.wallS.toFixed(1)} s` })
+  if (token) out.push({ goal: "≥ 2× the LangChain token-splitter throughput", met: token.wallS / ours.wallS >= 2, figure: `${(token.wallS / ours.wallS).toFixed(2)}×` })
+  if (char) out.push({ goal: "no slower than the LangChain char-splitter pipeline", met: ours.wallS <= char.wallS, figure: `${(char.wallS / ours.wallS).toFixed(2)}×` })
+  const lc = [token, char].filter((r): r is Summary => r !== undefined)
+  if (lc.length > 0) {
+    const most = Math.max(...lc.map((r) => r.peakRssMiB))
+    out.push({ goal: "peak RSS no larger than LangChain's", met: ours.peakRssMiB <= most, figure: `${ours.peakRssMiB.toFixed(0)} MiB vs ${most.toFixed(0)} MiB` })
   }
-  const small = results.find((r) => r.name === "synthetic-5k")
-  const large = results.find((r) => r.name === "synthetic-50k")
-  const ratio = small && large ? Number((large.peakRssMiB / small.peakRssMiB).toFixed(2)) : undefined
-  if (ratio !== undefined) {
-    console.log(`peak RSS ${large!.chunks} chunks / ${small!.chunks} chunks: ${ratio}× (${ratio <= 2 ? "within" : "OVER"} the 2× bound)`)
-  }
-  const out = {
-    command: "npm run bench:ingest",
-    date: new Date().toISOString(),
-    machine: { node: process.version, cpus: cpus().length, cpuModel: cpus()[0]?.model, totalMemMiB: Math.round(totalmem() / 1024 / 1024) },
-    concurrency,
-    note: "peak RSS is the CLI process's (process.resourceUsage().maxRSS); the local document engine's extraction worker processes are separate",
-    cases: results,
-    rssRatio50kOver5k: ratio
-  }
-  const path = writeReport(resultsPath("ingest"), out)
-  console.log(`wrote ${path}`)
+  return out
 }
 
 // =============================================================================
-// Entry
+// Main
 // =============================================================================
 
-if (process.argv[2] === "--child") {
-  const root = Command.make("effect-rag").pipe(Command.withSubcommands([ingest.command]))
-  const argv = [process.argv[0]!, "effect-rag", ...process.argv.slice(3)]
-  const program = Command.run(root, { name: "effect-rag", version: "bench" })(argv).pipe(
-    Effect.provide(NodeContext.layer),
-    Effect.ensuring(Effect.sync(() => process.stderr.write(`\nBENCH_MAXRSS_KB ${process.resourceUsage().maxRSS}\n`)))
-  )
-  NodeRuntime.runMain(program)
-} else {
-  await main()
+const args = process.argv.slice(2)
+const flag = (name: string) => {
+  const i = args.indexOf(name)
+  return i >= 0 ? args[i + 1] : undefined
 }
+const quick = args.includes("--quick")
+const rounds = Math.max(1, Number(flag("--rounds") ?? (quick ? "1" : "3")))
+const docs = Math.max(1, Number(flag("--docs") ?? (quick ? "1000" : "1000000")))
+const concurrency = Number(flag("--concurrency") ?? "2")
+const only = (flag("--only") ?? "scifact").split(",")
+const want = (n: string) => only.includes("all") || only.includes(n)
+
+ensureBuilt()
+const tmp = mkdtempSync(join(tmpdir(), "effect-rag-bench-ingest-"))
+const info = runInfo()
+const report: Record<string, unknown> = { command: `npm run bench:ingest -- ${args.join(" ")}`.trim(), ...info, timeBinary: timeBinary ?? "none (CPU from /proc samples)", rounds, concurrency }
+try {
+  if (want("scifact")) {
+    const dir = join(tmp, "scifact")
+    const n = scifact(dir, docs)
+    const fullCorpus = n >= 5183
+    const pipelines = [effectRag(concurrency), ...peers]
+    const runs: Array<RunResult> = []
+    console.log(`SciFact: ${n} abstracts as Markdown files; ${rounds} interleaved round(s); load average ${info.loadAverage.join(" ")} on ${info.cpus} CPUs`)
+    for (let r = 0; r < rounds; r++) {
+      // a rotating order: no pipeline always runs first (cold caches) or last
+      const order = pipelines.map((_, i) => pipelines[(i + r) % pipelines.length]!)
+      for (const p of order) {
+        const db = join(tmp, `db-${p.name}-${r}`)
+        const [command, argv] = p.command(dir, db)
+        const result = parseRun(p, r, await measure(command, argv))
+        runs.push(result)
+        rmSync(db, { recursive: true, force: true })
+        console.log(`  round ${r + 1} ${p.name.padEnd(16)} ${result.wallS.toFixed(2)} s wall ${result.cpuS.toFixed(2)} CPU s ${result.peakRssMiB.toFixed(0)} MiB`)
+      }
+    }
+    const summaries = pipelines.map((p) => summarise(p, runs.filter((r) => r.pipeline === p.name)))
+    console.log(table(summaries))
+    const checked = goals(summaries, fullCorpus)
+    for (const g of checked) console.log(`${g.met ? "met    " : "NOT MET"} ${g.goal}: ${g.figure}`)
+    const caption = `npm run bench:ingest${quick ? " -- --quick" : ""}: ${n} SciFact abstracts, median of ${rounds}, load ${info.loadAverage[0]} on ${info.cpus} CPUs`
+    const plotTime = writeBarChart("ingest-scifact-time", {
+      title: `Ingest of ${n} SciFact abstracts`,
+      unit: "s",
+      caption,
+      groups: [
+        { label: "wall", bars: summaries.map((s) => ({ series: s.pipeline, value: s.wallS })) },
+        { label: "CPU (process tree)", bars: summaries.map((s) => ({ series: s.pipeline, value: s.cpuS })) },
+        { label: "write stage", bars: summaries.map((s) => ({ series: s.pipeline, value: s.writeS })) }
+      ]
+    })
+    const plotRss = writeBarChart("ingest-scifact-rss", {
+      title: `Peak RSS of the process tree, ${n} SciFact abstracts`,
+      unit: "MiB",
+      caption,
+      groups: [{ label: "peak RSS", bars: summaries.map((s) => ({ series: s.pipeline, value: s.peakRssMiB })) }]
+    })
+    console.log(`wrote ${plotTime}\nwrote ${plotRss}`)
+    report["scifact"] = { documents: n, summaries, goals: checked, runs }
+  }
+  const alone: Array<Summary> = []
+  const runAlone = async (name: string, dir: string) => {
+    const p = effectRag(concurrency)
+    const db = join(tmp, `db-${name}`)
+    const [command, argv] = p.command(dir, db)
+    const s = { ...summarise(p, [parseRun(p, 0, await measure(command, argv))]), pipeline: name }
+    alone.push(s)
+    console.log(`${name.padEnd(16)} ${s.documents} docs ${s.chunks} chunks ${s.wallS.toFixed(2)} s wall ${s.cpuS.toFixed(2)} CPU s ${s.peakRssMiB.toFixed(0)} MiB, write ${(s.writeShare * 100).toFixed(0)} %`)
+  }
+  for (const [name, files] of [["synthetic-5k", 100], ["synthetic-50k", 1000]] as const) {
+    if (!want(name)) continue
+    const dir = join(tmp, name)
+    synthetic(dir, files, 50)
+    await runAlone(name, dir)
+    rmSync(dir, { recursive: true, force: true })
+  }
+  if (want("fixtures")) await runAlone("fixtures", sharedPath("fixtures", "docs"))
+  const small = alone.find((r) => r.pipeline === "synthetic-5k")
+  const large = alone.find((r) => r.pipeline === "synthetic-50k")
+  if (small && large) {
+    const ratio = round(large.peakRssMiB / small.peakRssMiB)
+    console.log(`peak RSS ${large.chunks} chunks / ${small.chunks} chunks: ${ratio}× (${ratio <= 2 ? "within" : "OVER"} the 2× bound)`)
+    report["rssRatio50kOver5k"] = ratio
+  }
+  if (alone.length > 0) report["effectRagAlone"] = alone
+} finally {
+  rmSync(tmp, { recursive: true, force: true })
+}
+console.log(`wrote ${writeReport(resultsPath("ingest"), report)}`)

@@ -1,19 +1,40 @@
 /**
  * `npm run bench:retrieval [-- --dataset DIR] [--json FILE] [--embedder none|use-lite|onnx:DIR|remote]
  *  [--reranker none|remote|onnx:DIR] [--fusion rrf[:K[:W]]|weighted:W] [--fusion-sweep] [--fulltext-sweep]
- *  [--passage-words N]`
+ *  [--passage-words N] [--latency-rounds N] [--quick]`
  *
  * Runs the retrieval benchmark (src/bench/Runner.ts) on a BEIR folder (default: the shared
  * SciFact, or $EFFECT_RAG_BENCH_DATASET), prints the table and writes the JSON report
  * (default benchmarks/results/retrieval.json).
+ *
+ * Then, on the same LanceDB table, the query latency side by side with LanceDB's full-text
+ * search called directly, interleaved query by query (each query runs through every entry in
+ * turn, so load changes hit them alike), top 10 hits as a user sees them:
+ * - `lancedb-fts`: `table.search(new MatchQuery(q, "content"))`, the hit columns, limit 10;
+ * - `lancedb-fts-ids100`: the same, ids and scores only, limit 100 (the cheapest call);
+ * - `plain`: `Retrieve.retrieve` with plain BM25 (`plainFullText`);
+ * - `fulltext`: `Retrieve.retrieve` with the defaults (title boost + RM3), whose nDCG@10 the
+ *   table above reports.
+ * p50 and p95 in ms and the ratios to `lancedb-fts`; `--latency-rounds N` passes over the
+ * queries (default 1; `--quick`: 1 pass over the first 100 queries). Writes the plot
+ * `docs/plots/retrieval-latency.svg`.
  */
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import * as lancedb from "@lancedb/lancedb"
 import { Effect } from "effect"
-import { resolve } from "node:path"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join, resolve } from "node:path"
+import * as Beir from "../src/bench/Beir.js"
+import { percentile } from "../src/bench/Metrics.js"
 import * as Runner from "../src/bench/Runner.js"
 import { fullTextSweep, fusionSweep, parseFusion, resolveEmbedder, resolveReranker } from "../src/cli/commands/bench.js"
 import { sharedPath } from "../src/internal/shared.js"
-import { resultsPath, writeReport } from "./internal/results.js"
+import * as Retrieve from "../src/pipeline/Retrieve.js"
+import * as LanceDbStore from "../src/store/LanceDbStore.js"
+import { VectorStore } from "../src/store/VectorStore.js"
+import { writeBarChart } from "./internal/plot.js"
+import { resultsPath, runInfo, writeReport } from "./internal/results.js"
 
 const args = process.argv.slice(2)
 const flag = (name: string): string | undefined => {
@@ -33,12 +54,59 @@ if (fusionSpec !== undefined && fusion === undefined) {
 }
 const sweep = args.includes("--fusion-sweep")
 const textSweep = args.includes("--fulltext-sweep")
+const quick = args.includes("--quick")
+const latencyRounds = Math.max(1, Number(flag("latency-rounds") ?? "1"))
+
+const round2 = (x: number) => Math.round(x * 100) / 100
+
+/** Query latency, interleaved query by query, on the table the runner wrote (see the module doc). */
+const latency = (storeDir: string, datasetName: string, queries: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const name = datasetName.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64) || "bench"
+    const store = yield* VectorStore
+    const collection = yield* store.open(name)
+    const connection = yield* Effect.promise(() => lancedb.connect(storeDir))
+    const table = yield* Effect.promise(() => connection.openTable(name))
+    const columns = ["id", "document_id", "title", "text", "metadata", "_score"]
+    const direct = (q: string, select: Array<string>, limit: number) =>
+      Effect.promise(() => (table.search(new lancedb.MatchQuery(q, "content")) as lancedb.Query).select(select).limit(limit).toArray())
+    const entries: Array<[string, (q: string) => Effect.Effect<unknown, unknown>]> = [
+      ["lancedb-fts", (q) => direct(q, columns, 10)],
+      ["lancedb-fts-ids100", (q) => direct(q, ["id", "_score"], 100)],
+      ["plain", (q) => Retrieve.retrieve(collection, q, { limit: 10, fullText: Retrieve.plainFullText })],
+      ["fulltext", (q) => Retrieve.retrieve(collection, q, { limit: 10 })]
+    ]
+    const times = new Map(entries.map(([n]) => [n, [] as Array<number>]))
+    // one warm-up pass, then the measured ones
+    for (let r = 0; r <= latencyRounds; r++) {
+      for (const q of queries) {
+        for (const [n, run] of entries) {
+          const t = performance.now()
+          yield* run(q)
+          if (r > 0) times.get(n)!.push(performance.now() - t)
+        }
+      }
+    }
+    connection.close()
+    const base = percentile(times.get("lancedb-fts")!, 50)
+    const basep95 = percentile(times.get("lancedb-fts")!, 95)
+    return entries.map(([n]) => {
+      const t = times.get(n)!
+      const p50 = percentile(t, 50)
+      const p95 = percentile(t, 95)
+      return { name: n, queries: t.length, p50_ms: round2(p50), p95_ms: round2(p95), p50_ratio: round2(p50 / base), p95_ratio: round2(p95 / basep95) }
+    })
+  }).pipe(Effect.provide(LanceDbStore.layer({ uri: storeDir })))
 
 const program = Effect.gen(function*() {
   const embedder = yield* resolveEmbedder(embedderSpec)
   const reranker = yield* resolveReranker(rerankerSpec)
+  const storeDir = mkdtempSync(join(tmpdir(), "effect-rag-bench-retrieval-"))
+  yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(storeDir, { recursive: true, force: true })))
+  const info = runInfo()
   const report = yield* Runner.run({
     dataset,
+    storeDir,
     passageWords,
     embedder: embedder.embedder,
     noEmbedderReason: embedder.reason,
@@ -51,7 +119,27 @@ const program = Effect.gen(function*() {
   })
   process.stderr.write("\n")
   console.log(Runner.table(report))
-  writeReport(jsonPath, report)
+
+  const ds = yield* Beir.locate(dataset)
+  const all = (yield* Beir.queries(ds, yield* Beir.qrels(ds))).map((q) => q.text)
+  const queries = quick ? all.slice(0, 100) : all
+  const lat = yield* latency(storeDir, report.dataset, queries)
+  console.log(`\nquery latency, top 10, ${queries.length} queries × ${latencyRounds} interleaved pass(es); load average ${info.loadAverage.join(" ")} on ${info.cpus} CPUs`)
+  console.log(`${"entry".padEnd(20)} ${"p50 ms".padStart(8)} ${"p95 ms".padStart(8)}  ÷ lancedb-fts (p50, p95)`)
+  for (const l of lat) {
+    console.log(`${l.name.padEnd(20)} ${l.p50_ms.toFixed(2).padStart(8)} ${l.p95_ms.toFixed(2).padStart(8)}  ${l.p50_ratio.toFixed(2)}×, ${l.p95_ratio.toFixed(2)}×`)
+  }
+  const plot = writeBarChart("retrieval-latency", {
+    title: `Full-text query latency on ${report.dataset}, top 10`,
+    unit: "ms",
+    caption: `npm run bench:retrieval: ${queries.length} queries, interleaved, load ${info.loadAverage[0]} on ${info.cpus} CPUs; fulltext nDCG@10 ${report.modes["fulltext"]?.["ndcg@10"].toFixed(4)}, plain ${report.modes["fulltext-plain"]?.["ndcg@10"].toFixed(4)}`,
+    groups: [
+      { label: "p50", bars: lat.map((l) => ({ series: l.name, value: l.p50_ms })) },
+      { label: "p95", bars: lat.map((l) => ({ series: l.name, value: l.p95_ms })) }
+    ]
+  })
+  console.log(`wrote ${plot}`)
+  writeReport(jsonPath, { ...report, run: info, latency: { queries: queries.length, rounds: latencyRounds, limit: 10, entries: lat } })
   console.log(`wrote ${jsonPath}`)
 }).pipe(Effect.scoped, Effect.provide(NodeContext.layer))
 

@@ -46,7 +46,7 @@ export interface Options {
   /** Tokens shared by consecutive chunks of one section. Default 64 (at most half the size). */
   readonly chunkOverlap?: number | undefined
   /**
-   * The tokenizer that counts chunk tokens: a js-tiktoken encoding name (default `cl100k_base`,
+   * The tokenizer that counts chunk tokens: a tiktoken encoding name (default `cl100k_base`,
    * the encoding of OpenAI's text-embedding-3 models) or the embedding model's own tokenizer.
    */
   readonly tokenizer?: TiktokenEncoding | Tokenizer | undefined

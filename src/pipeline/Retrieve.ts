@@ -75,7 +75,10 @@ export interface Options {
   readonly fusion?: Fusion | undefined
   /** `chunk` (default) or `document`: one hit per document, its best chunk (max score). */
   readonly groupBy?: "chunk" | "document" | undefined
-  /** Candidates fetched before roll-up, fusion or rerank (default max(limit, 100)). */
+  /**
+   * Candidates fetched before roll-up, fusion or rerank (default max(limit, 100)). A search with
+   * none of them fetches only `limit` hits: rows are read only for what is returned.
+   */
   readonly candidates?: number | undefined
   /** Embedder for `vector` and `hybrid`. */
   readonly embeddings?: Embeddings.Service | undefined
@@ -191,7 +194,10 @@ export const retrieve = (
   Effect.gen(function*() {
     const mode = options.mode ?? "fulltext"
     const limit = Math.max(1, options.limit ?? 10)
-    const candidates = Math.max(limit, options.candidates ?? 100, options.reranker ? options.rerankTop ?? 50 : 0)
+    const widened = options.groupBy === "document" || options.reranker !== undefined || mode === "hybrid"
+    const candidates = widened
+      ? Math.max(limit, options.candidates ?? 100, options.reranker ? options.rerankTop ?? 50 : 0)
+      : limit
     let hits: ReadonlyArray<Hit>
     if (mode === "fulltext") {
       hits = yield* fullText(collection, query, { limit: candidates, filter: options.filter, fullText: options.fullText })

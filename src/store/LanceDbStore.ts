@@ -11,14 +11,18 @@
  *   typed column `f_<name>` per declared field, and `vector` (`FixedSizeList<Float32>`) when
  *   the collection has an embedding. The spec is stored in the Arrow schema metadata, so a
  *   reopened table knows its embedding model and dimension.
- * - **Upserts** are merge-inserts keyed by `id`, in batches of `batchSize` rows (default 512).
+ * - **Upserts** are merge-inserts keyed by `id`, in batches of `batchSize` rows (default 4,096:
+ *   every batch is one commit, one new fragment and one duplicate check, so fewer is faster).
  *   A row is rewritten only when its `content_hash` (of document id, title, text, metadata and
  *   vector) changed, so re-upserting the same chunks changes nothing, not even the index.
- * - **Full text.** Native BM25 indexes on `text` and `title` (English stemming and stop words).
- *   Rows written after the last index update are still searched (flat), and indexes are brought
- *   up to date by `optimize()`, which the adapter runs itself after a write once the unindexed
- *   rows exceed `reindexAfter` (default 20,000) or the table has more than `maxFragments`
- *   (default 64) fragments.
+ * - **Full text.** Native BM25 indexes on `text` and `title` (English stemming and stop words),
+ *   created by the first write of a handle that finds them missing. Rows written after the last
+ *   index update are still searched (flat), and indexes are brought up to date by `optimize()`,
+ *   which the adapter runs itself after a write once this handle has written `reindexAfter`
+ *   rows (default 20,000) or made more than `maxFragments` writes (default 64; each write adds
+ *   a fragment) since the indexes were last brought up to date. The counts are kept in memory:
+ *   a write costs no index statistics round trip. A bulk load (the ingest pipeline) calls
+ *   `optimize()` once at its end.
  * - **Vector index.** Below `vectorIndexThreshold` rows (default 100,000) search is exact (flat
  *   cosine). At the threshold the adapter builds an `IVF_HNSW_SQ` index with cosine distance
  *   (no PQ training loss, good recall at this size), kept current by `optimize()`.
@@ -99,13 +103,13 @@ export interface Options {
   readonly uri: string
   /** Object-store settings (endpoint, region, credentials); ignored for a local folder. */
   readonly storage?: StorageOptions | undefined
-  /** Rows per merge-insert (default 512). */
+  /** Rows per merge-insert (default 4,096). */
   readonly batchSize?: number | undefined
   /** Rows at which a vector index is built (default 100,000). */
   readonly vectorIndexThreshold?: number | undefined
-  /** Unindexed rows after which a write triggers `optimize()` (default 20,000). */
+  /** Rows written by a handle after which a write triggers `optimize()` (default 20,000). */
   readonly reindexAfter?: number | undefined
-  /** Fragments after which a write triggers `optimize()` (default 64). */
+  /** Writes of a handle after which a write triggers `optimize()` (default 64). */
   readonly maxFragments?: number | undefined
   /** Retries of a write that hit a commit conflict (default 8). */
   readonly writeRetries?: number | undefined
@@ -310,8 +314,8 @@ const toHit = (row: Record<string, unknown>, score: number): Hit => {
   }
 }
 
-const hitColumns = (spec: CollectionSpec): Array<string> => ["id", "document_id", "title", "text", "metadata"]
-  .concat(Object.keys(spec.fields ?? {}).map(Filters.fieldColumn))
+/** The columns a hit is made of (the declared field columns are in `metadata` too: not read). */
+const hitColumns = ["id", "document_id", "title", "text", "metadata"]
 
 // =============================================================================
 // Collections
@@ -348,13 +352,24 @@ const makeCollection = (table: lancedb.Table, spec: CollectionSpec, settings: Se
   const ftsIndexed = (): Effect.Effect<Set<string>, StoreError> =>
     attempt("listIndices", () => table.listIndices()).pipe(Effect.map((ix) => new Set(ix.flatMap((i) => i.columns))))
 
-  /** Creates the FTS indexes (and the vector index past the threshold) when missing. */
+  // Index upkeep, counted by this handle (see the module doc): whether the indexes are known to
+  // exist, and the rows and writes since they were last brought up to date.
+  let indexed = false
+  let unindexedRows = 0
+  let writesSinceOptimize = 0
+
+  /**
+   * Creates the FTS indexes (and the vector index past the threshold) when missing; true when it
+   * created the FTS indexes (they then cover every row).
+   */
   const ensureIndexes = Effect.gen(function*() {
     const have = yield* ftsIndexed()
+    let created = false
     for (const column of ["content", "title"]) {
       if (!have.has(column)) {
         yield* write(`createIndex(${column})`, () =>
           table.createIndex(column, { config: lancedb.Index.fts({ withPosition: false }), replace: true }))
+        created = true
       }
     }
     if (spec.embedding !== undefined && !have.has("vector")) {
@@ -364,23 +379,31 @@ const makeCollection = (table: lancedb.Table, spec: CollectionSpec, settings: Se
           table.createIndex("vector", { config: lancedb.Index.hnswSq({ distanceType: "cosine" }), replace: true }))
       }
     }
+    return created
   })
 
   const optimize = () =>
     Effect.gen(function*() {
       yield* ensureIndexes
       yield* write("optimize", () => table.optimize({ cleanupOlderThan: new Date(Date.now() - 60_000) }))
+      indexed = true
+      unindexedRows = 0
+      writesSinceOptimize = 0
     }).pipe(Effect.withSpan("LanceDbStore.optimize", { attributes: { collection: spec.name } }))
 
-  /** After a write: optimize when unindexed rows or fragments pile up. */
-  const maintain = Effect.gen(function*() {
-    yield* ensureIndexes
-    const stats = yield* attempt("indexStats", () => table.indexStats("content_idx"))
-    const tstats = yield* attempt("stats", () => table.stats())
-    if ((stats?.numUnindexedRows ?? 0) >= settings.reindexAfter || tstats.fragmentStats.numFragments > settings.maxFragments) {
-      yield* optimize()
-    }
-  })
+  /** After a write of `rows` rows: create missing indexes once, optimize when rows or fragments pile up. */
+  const maintain = (rows: number) =>
+    Effect.gen(function*() {
+      writesSinceOptimize++
+      unindexedRows += rows
+      if (!indexed) {
+        if (yield* ensureIndexes) unindexedRows = 0 // a new index covers every row
+        indexed = true
+      }
+      if (unindexedRows >= settings.reindexAfter || writesSinceOptimize > settings.maxFragments) {
+        yield* optimize()
+      }
+    })
 
   // ---------------------------------------------------------------------------
   // Writes
@@ -426,14 +449,14 @@ const makeCollection = (table: lancedb.Table, spec: CollectionSpec, settings: Se
           )
         }
       }
-      yield* maintain
+      yield* maintain(inserted + updated)
       return { inserted, updated } satisfies UpsertResult
     }).pipe(Effect.withSpan("LanceDbStore.upsert", { attributes: { collection: spec.name, chunks: chunks.length } }))
 
   const deleteBy = (op: string, predicate: string) =>
     write(op, () => table.delete(predicate)).pipe(
       Effect.map((r) => r.numDeletedRows),
-      Effect.tap(() => maintain)
+      Effect.tap(() => maintain(0))
     )
 
   const deleteDocuments = (documentIds: ReadonlyArray<string>) =>
@@ -461,6 +484,8 @@ const makeCollection = (table: lancedb.Table, spec: CollectionSpec, settings: Se
     // Words the analyzer would drop entirely make LanceDB fail; leave them out.
     const live = parts.filter((p) => analyze(p.text).length > 0)
     if (live.length === 0) return undefined
+    // one clause: a plain match (a boolean query of one clause costs LanceDB about 1.6× as much)
+    if (live.length === 1 && titleBoost <= 0) return new lancedb.MatchQuery(live[0]!.text, "content", { boost: live[0]!.weight })
     const clauses: Array<[lancedb.Occur, lancedb.FullTextQuery]> = []
     for (const p of live) {
       clauses.push([lancedb.Occur.Should, new lancedb.MatchQuery(p.text, "content", { boost: p.weight })])
@@ -478,11 +503,13 @@ const makeCollection = (table: lancedb.Table, spec: CollectionSpec, settings: Se
       if (q === undefined) return [] as ReadonlyArray<Hit>
       const limit = Math.max(1, options.limit ?? 10)
       const rows = yield* attempt("searchText", () => {
-        let s = (table.search(q) as lancedb.Query).select([...hitColumns(spec), "_score"]).limit(limit)
+        let s = (table.search(q) as lancedb.Query).select([...hitColumns, "_score"]).limit(limit)
         if (predicate !== undefined) s = s.where(predicate)
         return s.toArray() as Promise<Array<Record<string, unknown>>>
       })
+      // equal scores in id order: the same query gives the same list whichever fragment holds a row
       return rows.map((r) => toHit(r, Number(r["_score"] ?? 0)))
+        .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
     }).pipe(Effect.withSpan("LanceDbStore.searchText", { attributes: { collection: spec.name } }))
 
   const searchVector = (vector: Float32Array | ReadonlyArray<number>, options: SearchOptions = {}) =>
@@ -491,7 +518,7 @@ const makeCollection = (table: lancedb.Table, spec: CollectionSpec, settings: Se
       const predicate = yield* where(options.filter)
       const limit = Math.max(1, options.limit ?? 10)
       const rows = yield* attempt("searchVector", () => {
-        let s = table.vectorSearch(Array.from(vector)).distanceType("cosine").select([...hitColumns(spec), "_distance"]).limit(limit)
+        let s = table.vectorSearch(Array.from(vector)).distanceType("cosine").select([...hitColumns, "_distance"]).limit(limit)
         if (predicate !== undefined) s = s.where(predicate)
         return s.toArray() as Promise<Array<Record<string, unknown>>>
       })
@@ -545,7 +572,7 @@ export const defaultFusion = Fusion.defaultFusion
 export const make = (options: Options) =>
   Effect.gen(function*() {
     const settings: Settings = {
-      batchSize: Math.max(1, options.batchSize ?? 512),
+      batchSize: Math.max(1, options.batchSize ?? 4096),
       vectorIndexThreshold: Math.max(1, options.vectorIndexThreshold ?? 100_000),
       reindexAfter: Math.max(1, options.reindexAfter ?? 20_000),
       maxFragments: Math.max(1, options.maxFragments ?? 64),

@@ -1,0 +1,37 @@
+/**
+ * The chunk tokenizer counts as tiktoken does: gpt-tokenizer's counts against js-tiktoken's
+ * (the reference port of tiktoken, a devDependency) for both shipped encodings, on SciFact
+ * abstracts and on special-token, emoji, CJK, Cyrillic, long-run and whitespace texts.
+ */
+import { Tiktoken } from "js-tiktoken/lite"
+import cl100k from "js-tiktoken/ranks/cl100k_base"
+import o200k from "js-tiktoken/ranks/o200k_base"
+import { readFileSync } from "node:fs"
+import { describe, expect, it } from "vitest"
+import { tiktoken } from "../../src/engines/internal/chunk/tokenizer.js"
+import { sharedPath } from "../../src/internal/shared.js"
+
+const texts = [
+  ...readFileSync(sharedPath("bench", "scifact", "corpus.jsonl"), "utf8").split("\n").filter(Boolean).slice(0, 100)
+    .map((line) => {
+      const d = JSON.parse(line) as { title: string; text: string }
+      return `# ${d.title}\n\n${d.text}`
+    }),
+  "<|endoftext|> text <|im_start|>user<|im_end|> <|fim_prefix|>",
+  "🎉 emoji, ü, 日本語のテキスト, Привет мир, مرحبا",
+  "a".repeat(5000),
+  "  \n\n  x  \n\t\t y",
+  "| a | b |\n|---|---|\n| 1 | 2 |",
+  ""
+]
+
+describe("tokenizer", () => {
+  for (const [encoding, ranks] of [["cl100k_base", cl100k], ["o200k_base", o200k]] as const) {
+    it(`${encoding}: the same counts as tiktoken`, async () => {
+      const tok = await tiktoken(encoding)
+      const reference = new Tiktoken(ranks)
+      expect(tok.name).toBe(encoding)
+      for (const text of texts) expect(tok.count(text), JSON.stringify(text.slice(0, 40))).toBe(reference.encode(text, [], []).length)
+    })
+  }
+})
