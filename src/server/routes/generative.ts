@@ -163,7 +163,7 @@ const chatCompletions: Effect.Effect<
   HttpServerRequest.HttpServerRequest | Scope.Scope
 > = Effect.gen(function*() {
   const chat = yield* gateway(Chat.Chat, chatEndpoint, "chat completion")
-  const { stream, ...request } = yield* jsonBody(chatEndpoint, ChatWireRequest)
+  const { stream, ...request } = yield* jsonBody(chatEndpoint, ChatWireRequest, "model")
   if (stream === true) return yield* chatStream(chat, request)
   const completion = yield* chat.create(request).pipe(Effect.mapError(fromError))
   return yield* jsonResponse(Chat.ChatCompletion, completion)
