@@ -48,6 +48,9 @@ export interface Options {
   /**
    * The tokenizer that counts chunk tokens: a js-tiktoken encoding name (default `cl100k_base`,
    * the encoding of OpenAI's text-embedding-3 models) or the embedding model's own tokenizer.
+   * With an encoding name, chunking runs in the extraction process (`process` isolation); a
+   * tokenizer object (a function) cannot cross a process boundary, so chunking with it runs in
+   * this process.
    */
   readonly tokenizer?: TiktokenEncoding | Tokenizer | undefined
   /** Time-out per file. Default 120 seconds. */
@@ -65,14 +68,21 @@ export interface Options {
   readonly ocrLangPath?: string | undefined
   /**
    * `process` (default): each extraction runs in a reusable child process that is killed at the
-   * time-out, so even a parser stuck in a synchronous loop is bounded. `inline`: in this
-   * process; cheaper to start, but the time-out can only interrupt parsers that yield.
+   * time-out, so even a parser stuck in a synchronous loop is bounded; so does the chunking of
+   * embeddings mode (with a js-tiktoken `tokenizer`), so neither holds this process's event
+   * loop. `inline`: in this process; cheaper to start, but the time-out can only interrupt
+   * parsers that yield, and chunking runs on this process's event loop.
    */
   readonly isolation?: "process" | "inline" | undefined
   /** Extraction processes run at once (`process` isolation). Default 1. */
   readonly concurrency?: number | undefined
   /** Heap limit of an extraction process in MiB. Default 2048. */
   readonly memoryMb?: number | undefined
+  /**
+   * Memory (RSS) of an extraction process in MiB after which it is replaced by a fresh one once
+   * it has answered (`process` isolation). Default 1024.
+   */
+  readonly recycleMb?: number | undefined
   /** The speech-recognition service for audio files. Without it, audio fails with `speech_unavailable`. */
   readonly speech?: Speech | undefined
   /** Option values used when a call leaves them unset (e.g. `{ enable_ocr: true }`). */
@@ -184,7 +194,13 @@ export const make = (options: Options = {}): Effect.Effect<Upload.Service, never
       options.isolation === "inline"
         ? yield* Effect.as(Effect.addFinalizer(() => Effect.promise(() => shutdownOcr())), undefined)
         : yield* Effect.acquireRelease(
-          Effect.sync(() => new Isolate({ concurrency: options.concurrency ?? 1, memoryMb: options.memoryMb ?? 2048 })),
+          Effect.sync(() =>
+            new Isolate({
+              concurrency: options.concurrency ?? 1,
+              memoryMb: options.memoryMb ?? 2048,
+              recycleMb: options.recycleMb
+            })
+          ),
           (pool) => Effect.sync(() => pool.close())
         )
     const configured = options.tokenizer
@@ -204,6 +220,28 @@ export const make = (options: Options = {}): Effect.Effect<Upload.Service, never
             onTimeout: () => toError(file)(new ExtractFailure("timeout", `the extraction did not finish within ${timeoutMs / 1000} s`))
           })
         ))
+
+    /**
+     * Chunks the pages of a file: in an extraction process under the per-file time-out when
+     * the tokenizer is a js-tiktoken encoding, else here.
+     */
+    const chunkFile = (file: Upload.UploadFile, pages: ReadonlyArray<Upload.PageContent>) =>
+      isolate && typeof configured !== "object"
+        ? Effect.tryPromise({
+          try: (signal) =>
+            isolate.chunk(
+              {
+                pages: pages.map((p) => ({ page: p.page, content: p.content })),
+                size: chunkSize,
+                overlap: chunkOverlap,
+                encoding: configured ?? "cl100k_base"
+              },
+              timeoutMs,
+              signal
+            ),
+          catch: toError(file)
+        })
+        : Effect.map(tokenizer, (tok) => chunkPages(pages, { size: chunkSize, overlap: chunkOverlap }, tok))
 
     /** Extracts a file to the document model (audio through the speech service). */
     const extractDoc = (
@@ -311,8 +349,7 @@ export const make = (options: Options = {}): Effect.Effect<Upload.Service, never
         const opts = resolve(defaults, options)
         const { doc, warnings } = yield* extractDoc(file, opts)
         const pages = finalUnits(doc, opts, warnings)
-        const tok = yield* tokenizer
-        const { chunks, notes } = chunkPages(pages, { size: chunkSize, overlap: chunkOverlap }, tok)
+        const { chunks, notes } = yield* chunkFile(file, pages)
         warnings.push(...notes)
         const text = pages.map((p) => p.content).join("\n\n")
         const title = doc.title ?? firstHeading(text) ?? firstParagraph(text)
