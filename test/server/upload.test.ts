@@ -8,11 +8,11 @@
  */
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Context, Effect, Fiber, Layer } from "effect"
-import * as http from "node:http"
 import * as Upload from "../../src/api/Upload.js"
 import * as LocalFiles from "../../src/engines/LocalFiles.js"
 import { failureStatus } from "../../src/server/internal/wire.js"
 import { fixtureFile, manifest } from "../engines/fixtures.js"
+import { type RawResponse, rawPost, zeros } from "../support/raw.js"
 import { clientLayer, serveOurs, startServer } from "../support/server.js"
 import { eventually, realSleep } from "../support/time.js"
 
@@ -26,68 +26,6 @@ const remoteAt = (url: string) => Effect.provide(Upload.make, clientLayer(url, {
 
 /** The fields that differ per call of embeddings mode. */
 const strip = (r: Upload.EmbeddingsResult) => ({ ...r, id: "", created: 0 })
-
-/** A response read by the raw client. */
-interface RawResponse {
-  readonly status: number
-  readonly headers: http.IncomingHttpHeaders
-  readonly json: unknown
-  /** Body bytes handed to the socket before the response ended. */
-  readonly written: number
-}
-
-/**
- * POSTs a body (written chunk by chunk, with backpressure, without `Content-Length` unless
- * given) with `node:http`, and reads the response. Writing stops once the response is in;
- * a connection the server closes after answering is not an error. Interrupting it aborts the
- * request.
- */
-const rawPost = (url: string, headers: Record<string, string>, body: AsyncIterable<Uint8Array>) =>
-  Effect.async<RawResponse, Error>((resume) => {
-    const req = http.request(url, { method: "POST", headers })
-    let written = 0
-    let settled = false
-    req.on("response", (res) => {
-      const chunks: Array<Buffer> = []
-      res.on("data", (c: Buffer) => chunks.push(c))
-      res.on("end", () => {
-        settled = true
-        const text = Buffer.concat(chunks).toString("utf8")
-        let json: unknown = text
-        try {
-          json = JSON.parse(text)
-        } catch {
-          // not JSON: keep the text
-        }
-        resume(Effect.succeed({ status: res.statusCode ?? 0, headers: res.headers, json, written }))
-      })
-    })
-    req.on("error", (error) => {
-      if (!settled) {
-        settled = true
-        resume(Effect.fail(error))
-      }
-    })
-    void (async () => {
-      for await (const chunk of body) {
-        if (settled || req.destroyed) return
-        written += chunk.byteLength
-        if (!req.write(chunk)) {
-          await new Promise<void>((resolve) => {
-            const done = () => {
-              req.off("drain", done)
-              req.off("close", done)
-              resolve()
-            }
-            req.on("drain", done)
-            req.on("close", done)
-          })
-        }
-      }
-      if (!req.destroyed) req.end()
-    })().catch(() => undefined)
-    return Effect.sync(() => req.destroy())
-  })
 
 const boundary = "----effect-rag-test-boundary"
 const multipartHeaders = { "content-type": `multipart/form-data; boundary=${boundary}` }
@@ -106,12 +44,6 @@ const closing = (fields: Record<string, string> | ReadonlyArray<readonly [string
       .map(([k, v]) => `\r\n--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}`)
       .join("") + `\r\n--${boundary}--\r\n`
   )
-
-/** `size` zero bytes in 64 KiB chunks. */
-async function* zeros(size: number): AsyncGenerator<Uint8Array> {
-  const chunk = new Uint8Array(64 * 1024)
-  for (let left = size; left > 0; left -= chunk.length) yield left >= chunk.length ? chunk : chunk.subarray(0, left)
-}
 
 /** A multipart body: one file part of `size` zero bytes, then `fields`. */
 async function* fileBody(name: string, size: number, fields: Record<string, string> = {}): AsyncGenerator<Uint8Array> {
