@@ -1,5 +1,6 @@
 /**
- * `npm run bench:server [-- --runs N] [--only upload,concurrency,embeddings,floor]`: the
+ * `npm run bench:server [-- --runs N] [--only upload,concurrency,embeddings,floor]`
+ * (`-- --soak [--seconds N]`: the soak of `server-soak.ts` instead): the
  * self-hosted server (src/server/Server.ts) over real loopback HTTP, offline. The server and
  * its clients (the library's own remote clients) run in this one Node process, so every
  * request's client and server work share one event loop; the document engine's extractions
@@ -42,6 +43,9 @@ import { sharedPath } from "../src/internal/shared.js"
 import * as RagConfig from "../src/RagConfig.js"
 import * as Server from "../src/server/Server.js"
 import { resultsPath, runInfo, writeReport } from "./internal/results.js"
+
+// `--soak`: the mixed load of good and hostile requests instead (benchmarks/server-soak.ts)
+if (process.argv.includes("--soak")) await import("./server-soak.js")
 
 // =============================================================================
 // Settings
