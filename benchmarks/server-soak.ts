@@ -260,9 +260,9 @@ interface Tally {
   errors: number
   readonly latencies: Array<number>
   readonly errorsByKind: Map<string, number>
-  readonly servedByKind: Map<string, number>
+  readonly latenciesByKind: Map<string, Array<number>>
 }
-const tally = (): Tally => ({ served: 0, errors: 0, latencies: [], errorsByKind: new Map(), servedByKind: new Map() })
+const tally = (): Tally => ({ served: 0, errors: 0, latencies: [], errorsByKind: new Map(), latenciesByKind: new Map() })
 const goodTally = tally()
 const hostileTally = tally()
 const deadline = Date.now() + seconds * 1000
@@ -277,8 +277,9 @@ const loop = async (kinds: ReadonlyArray<Kind>, t: Tally, offset: number) => {
     } catch {
       fine = false
     }
-    t.latencies.push(performance.now() - start)
-    t.servedByKind.set(kind.name, (t.servedByKind.get(kind.name) ?? 0) + 1)
+    const ms = performance.now() - start
+    t.latencies.push(ms)
+    t.latenciesByKind.set(kind.name, [...(t.latenciesByKind.get(kind.name) ?? []), ms])
     if (fine) t.served++
     else {
       t.errors++
@@ -313,6 +314,10 @@ console.log(
     `server alive at the end: ${alive}; peak RSS: server ${serverPeakMiB} MiB, server + extraction processes ${round(treePeakKiB / 1024, 0)} MiB (sampled); ` +
     `load average at start ${loadStart.join(" ")}, at end ${loadEnd.join(" ")}`
 )
+const byKind = (t: Tally) =>
+  Object.fromEntries([...t.latenciesByKind].map(([k, ms]) => [k, { n: ms.length, p50Ms: round(percentile(ms, 0.5), 1), maxMs: round(Math.max(...ms), 1) }]))
+console.log("\nper kind (n, p50 ms, max ms):")
+for (const [k, v] of Object.entries({ ...byKind(goodTally), ...byKind(hostileTally) })) console.log(`  ${k}: ${v.n}, ${v.p50Ms}, ${v.maxMs}`)
 if (goodTally.errorsByKind.size + hostileTally.errorsByKind.size > 0) {
   console.log(`errors by kind: ${JSON.stringify(Object.fromEntries([...goodTally.errorsByKind, ...hostileTally.errorsByKind]))}`)
 }
@@ -331,14 +336,14 @@ const out = writeReport(resultsPath("server-soak"), {
     p50Ms: round(percentile(goodTally.latencies, 0.5), 1),
     p99Ms: good99,
     maxMs: round(Math.max(...goodTally.latencies), 1),
-    byKind: Object.fromEntries(goodTally.servedByKind),
+    byKind: byKind(goodTally),
     errorsByKind: Object.fromEntries(goodTally.errorsByKind)
   },
   hostile: {
     sent: hostileTally.served + hostileTally.errors,
     refusedAsExpected: hostileTally.served,
     errors: hostileTally.errors,
-    byKind: Object.fromEntries(hostileTally.servedByKind),
+    byKind: byKind(hostileTally),
     errorsByKind: Object.fromEntries(hostileTally.errorsByKind)
   },
   serverAliveAtEnd: alive,

@@ -14,7 +14,7 @@
  *
  * @since 0.1.0
  */
-import { Duration, Effect, Layer, Redacted, type Scope } from "effect"
+import { Duration, Effect, FiberRef, Layer, Redacted, type Scope } from "effect"
 import { randomUUID } from "node:crypto"
 import { mkdir, writeFile } from "node:fs/promises"
 import { basename, join } from "node:path"
@@ -26,7 +26,7 @@ import { removeRepeatedLines } from "./internal/chunk/headers.js"
 import { detectLanguage } from "./internal/chunk/language.js"
 import { type TiktokenEncoding, tiktoken, type Tokenizer } from "./internal/chunk/tokenizer.js"
 import { extractDocument, formatOf } from "./internal/extract/index.js"
-import { Isolate } from "./internal/extract/isolate.js"
+import { Isolate, type Lease } from "./internal/extract/isolate.js"
 import { defaultLangPath, shutdownOcr } from "./internal/extract/ocr.js"
 import { ExtractFailure, type Extracted, type ExtractRequest, wireType } from "./internal/extract/types.js"
 
@@ -210,10 +210,27 @@ export const make = (options: Options = {}): Effect.Effect<Upload.Service, never
         : Effect.promise(() => tiktoken(configured ?? "cl100k_base"))
     )
 
+    /**
+     * The extraction process an embeddings-mode call holds from its extraction to its
+     * chunking (none in standard mode or inline): no other file is served in between.
+     */
+    const leased = FiberRef.unsafeMake<Lease | undefined>(undefined)
+
+    /** Runs `effect` holding one extraction process throughout (`process` isolation). */
+    const holdingProcess = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+      isolate
+        ? Effect.acquireUseRelease(
+          Effect.promise(() => isolate.lease()),
+          (lease) => Effect.locally(effect, leased, lease),
+          (lease) => Effect.sync(() => lease.release())
+        )
+        : effect
+
     /** Runs the extractor with the time-out, in a child process or inline. */
     const runExtraction = (file: Upload.UploadFile, req: ExtractRequest) =>
       (isolate
-        ? Effect.tryPromise({ try: (signal) => isolate.run(req, timeoutMs, signal), catch: toError(file) })
+        ? Effect.flatMap(FiberRef.get(leased), (lease) =>
+          Effect.tryPromise({ try: (signal) => isolate.run(req, timeoutMs, signal, lease), catch: toError(file) }))
         : Effect.tryPromise({ try: () => extractDocument(req), catch: toError(file) }).pipe(
           Effect.timeoutFail({
             duration: Duration.millis(timeoutMs),
@@ -227,20 +244,22 @@ export const make = (options: Options = {}): Effect.Effect<Upload.Service, never
      */
     const chunkFile = (file: Upload.UploadFile, pages: ReadonlyArray<Upload.PageContent>) =>
       isolate && typeof configured !== "object"
-        ? Effect.tryPromise({
-          try: (signal) =>
-            isolate.chunk(
-              {
-                pages: pages.map((p) => ({ page: p.page, content: p.content })),
-                size: chunkSize,
-                overlap: chunkOverlap,
-                encoding: configured ?? "cl100k_base"
-              },
-              timeoutMs,
-              signal
-            ),
-          catch: toError(file)
-        })
+        ? Effect.flatMap(FiberRef.get(leased), (lease) =>
+          Effect.tryPromise({
+            try: (signal) =>
+              isolate.chunk(
+                {
+                  pages: pages.map((p) => ({ page: p.page, content: p.content })),
+                  size: chunkSize,
+                  overlap: chunkOverlap,
+                  encoding: configured ?? "cl100k_base"
+                },
+                timeoutMs,
+                signal,
+                lease
+              ),
+            catch: toError(file)
+          }))
         : Effect.map(tokenizer, (tok) => chunkPages(pages, { size: chunkSize, overlap: chunkOverlap }, tok))
 
     /** Extracts a file to the document model (audio through the speech service). */
@@ -380,7 +399,11 @@ export const make = (options: Options = {}): Effect.Effect<Upload.Service, never
         }
         yield* save(file, opts, result, warnings)
         return warnings.length > 0 ? { ...result, warnings } : result
-      }).pipe(Effect.withSpan("LocalFiles.extractChunks", { attributes: { file: file.name } }))
+      }).pipe(
+        // one process from extraction to chunking: a queue of other files does not wait in between
+        (effect) => typeof configured === "object" ? effect : holdingProcess(effect),
+        Effect.withSpan("LocalFiles.extractChunks", { attributes: { file: file.name } })
+      )
 
     return Upload.Upload.of({ extract, extractChunks, files })
   })

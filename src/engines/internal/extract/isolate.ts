@@ -27,6 +27,12 @@ export interface IsolateOptions {
 /** The default RSS high-water mark of an extraction process, in MiB. */
 export const defaultRecycleMb = 1024
 
+/** One process held for several requests in a row ({@link Isolate.lease}). */
+export interface Lease {
+  readonly slot: unknown
+  readonly release: () => void
+}
+
 /** What a child is asked: an extraction or a chunking. */
 type Work = { readonly req: ExtractRequest } | { readonly chunk: ChunkRequest }
 
@@ -131,24 +137,42 @@ export class Isolate {
    * `timeoutMs`, `limit_exceeded` when the process runs out of memory, `processing_failed` when
    * it dies otherwise. `signal` aborts the request (the process is killed).
    */
-  run(req: ExtractRequest, timeoutMs: number, signal?: AbortSignal): Promise<Extracted> {
-    return this.work<Extracted>({ req }, timeoutMs, signal)
+  run(req: ExtractRequest, timeoutMs: number, signal?: AbortSignal, lease?: Lease): Promise<Extracted> {
+    return this.work<Extracted>({ req }, timeoutMs, signal, lease)
   }
 
   /** Chunks pages in a child process, with the same time-out and failures as {@link run}. */
-  chunk(chunk: ChunkRequest, timeoutMs: number, signal?: AbortSignal): Promise<Chunked> {
-    return this.work<Chunked>({ chunk }, timeoutMs, signal)
+  chunk(chunk: ChunkRequest, timeoutMs: number, signal?: AbortSignal, lease?: Lease): Promise<Chunked> {
+    return this.work<Chunked>({ chunk }, timeoutMs, signal, lease)
   }
 
-  private async work<A>(work: Work, timeoutMs: number, signal?: AbortSignal): Promise<A> {
+  /**
+   * Holds one process for several requests in a row (an extraction, then its chunking), so
+   * that no other request is served between them. Release it exactly once.
+   */
+  async lease(): Promise<Lease> {
     if (this.closed) throw new ExtractFailure("processing_failed", "the local engine has been shut down")
     const slot = await this.acquire()
+    let released = false
+    return {
+      slot,
+      release: () => {
+        if (released) return
+        released = true
+        this.release(slot)
+      }
+    }
+  }
+
+  private async work<A>(work: Work, timeoutMs: number, signal?: AbortSignal, lease?: Lease): Promise<A> {
+    if (this.closed) throw new ExtractFailure("processing_failed", "the local engine has been shut down")
+    const slot = (lease?.slot as Slot | undefined) ?? await this.acquire()
     try {
       if (!(slot.child && slot.child.connected)) this.spawn(slot)
       await slot.ready
       return await this.runOn<A>(slot, work, timeoutMs, signal)
     } finally {
-      this.release(slot)
+      if (lease === undefined) this.release(slot)
     }
   }
 
