@@ -26,6 +26,7 @@ import { removeRepeatedLines } from "./internal/chunk/headers.js"
 import { detectLanguage } from "./internal/chunk/language.js"
 import { type TiktokenEncoding, tiktoken, type Tokenizer } from "./internal/chunk/tokenizer.js"
 import { extractDocument, formatOf } from "./internal/extract/index.js"
+import { checkHeader } from "./internal/extract/image.js"
 import { Isolate, type Lease } from "./internal/extract/isolate.js"
 import { defaultLangPath, shutdownOcr } from "./internal/extract/ocr.js"
 import { ExtractFailure, type Extracted, type ExtractRequest, wireType } from "./internal/extract/types.js"
@@ -296,6 +297,10 @@ export const make = (options: Options = {}): Effect.Effect<Upload.Service, never
           }
           const transcript = yield* options.speech(file)
           return { doc: { format: "audio", units: [{ page: 1, content: transcript }], warnings: [] } as Extracted, warnings }
+        }
+        if (format === "image" && opts.enableOcr && !opts.imagesOnly) {
+          // the header's dimensions, here: an image bomb waits for no extraction process
+          yield* Effect.try({ try: () => checkHeader(file.data), catch: toError(file) })
         }
         if (opts.enableVision === true || (opts.enableVision === undefined && (format === "image" || format === "svg"))) {
           warnings.push("enable_vision: no vision model is configured for the local engine; images are not described")
