@@ -149,7 +149,7 @@ export const layer = (options: ListenOptions = {}) =>
     // upload bound and Idempotency-Key replay, one per server
     Layer.provide(Layer.effect(
       State.ServerState,
-      State.make({ ...options, uploadBytesInFlight: Limits.resolve(options.limits).uploadBytesInFlight })
+      State.make(options, Limits.resolve(options.limits).uploadBytesInFlight)
     )),
     // the HttpServer stays in the output, so callers can read the bound address (`baseUrl`)
     Layer.provideMerge(NodeHttpServer.layer(() => createServer(), {

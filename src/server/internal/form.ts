@@ -118,7 +118,9 @@ export const read = (
         const chunks: Array<Uint8Array> = []
         return (chunk) => {
           if (chunk !== null) return void chunks.push(chunk)
-          const data = chunks.length === 1 ? chunks[0]! : new Uint8Array(Buffer.concat(chunks))
+          // a plain Uint8Array view of the bytes (no copy of a single piece)
+          const whole = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)
+          const data = new Uint8Array(whole.buffer, whole.byteOffset, whole.byteLength)
           const list = files.get(info.name) ?? []
           list.push({ key: info.name, name: info.filename ?? info.name, contentType: info.contentType, data })
           files.set(info.name, list)

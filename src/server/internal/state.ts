@@ -32,8 +32,6 @@ export interface Options {
    * no slot: an upload takes one once its whole form is in.
    */
   readonly maxConcurrentUploads?: number | undefined
-  /** Upload bytes held in memory at once, across every upload (default 256 MiB; see `limits.ts`). */
-  readonly uploadBytesInFlight?: number | undefined
   /** How long a task-creating answer is kept for replay (default 24 hours, in ms). */
   readonly idempotencyTtlMs?: number | undefined
   /** Most keys remembered; the oldest is forgotten first (default 10,000). */
@@ -63,8 +61,8 @@ export interface Service {
 /** The Tag. */
 export class ServerState extends Context.Tag("effect-rag/server/ServerState")<ServerState, Service>() {}
 
-/** Builds the state. */
-export const make = (options: Options = {}): Effect.Effect<Service> =>
+/** Builds the state; `uploadBytesInFlight` is the upload byte budget (`limits.ts`). */
+export const make = (options: Options = {}, uploadBytesInFlight = defaults.uploadBytesInFlight): Effect.Effect<Service> =>
   Effect.gen(function*() {
     const uploads = yield* Effect.makeSemaphore(Math.max(1, options.maxConcurrentUploads ?? 4))
     const ttl = options.idempotencyTtlMs ?? 24 * 60 * 60 * 1000
@@ -97,7 +95,7 @@ export const make = (options: Options = {}): Effect.Effect<Service> =>
 
     return {
       upload: uploads.withPermits(1),
-      uploadBytes: budget(options.uploadBytesInFlight ?? defaults.uploadBytesInFlight),
+      uploadBytes: budget(uploadBytesInFlight),
       idempotent
     }
   })
