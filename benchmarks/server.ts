@@ -12,7 +12,7 @@
  *   (default 3) runs of (a) the engine called in-process and (b) the remote `Upload` client
  *   against the server serving that same engine instance, alternating a/b; plus (c) the same
  *   upload to a server whose engine answers a constant empty result at once (the cost of the
- *   request, the multipart parse and the temp file, without extraction or a large answer).
+ *   request, the multipart parse into memory, without extraction or a large answer).
  *   Per format: the sum of the per-file medians of each, the overhead b−a, MB/s.
  * - `concurrency`: 16 concurrent uploads of pdf/TAMReview.pdf through servers with
  *   `maxConcurrentUploads` 1, 2 and 4 in front of one engine with 4 extraction processes (so
