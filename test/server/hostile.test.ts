@@ -76,8 +76,8 @@ const pngChunk = (type: string, data: Uint8Array): Buffer => {
   return Buffer.concat([head, data, crc])
 }
 
-/** A small valid-looking PNG whose header claims `width`×`height` pixels (one row of data). */
-const pngClaiming = (width: number, height: number): Uint8Array => {
+/** A greyscale PNG of `width`×`height` pixels (by its header) with the given IDAT bytes. */
+const pngWith = (width: number, height: number, idat: Uint8Array): Uint8Array => {
   const ihdr = Buffer.alloc(13)
   ihdr.writeUInt32BE(width, 0)
   ihdr.writeUInt32BE(height, 4)
@@ -86,10 +86,13 @@ const pngClaiming = (width: number, height: number): Uint8Array => {
   return new Uint8Array(Buffer.concat([
     Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
     pngChunk("IHDR", ihdr),
-    pngChunk("IDAT", deflateSync(Buffer.alloc(64))),
+    pngChunk("IDAT", idat),
     pngChunk("IEND", new Uint8Array(0))
   ]))
 }
+
+/** A small valid-looking PNG whose header claims `width`×`height` pixels (one row of data). */
+const pngClaiming = (width: number, height: number): Uint8Array => pngWith(width, height, deflateSync(Buffer.alloc(64)))
 
 /** An engine that records what reached it and answers at once. */
 const recording = () => {
@@ -243,7 +246,7 @@ describe("hostile: crawl path patterns", () => {
 
 describe("hostile: image headers", () => {
   for (const isolation of ["process", "inline"] as const) {
-    it.scopedLive(`a tiny PNG claiming 100000x100000 or 30000x30000 pixels is limit_exceeded before decoding (${isolation})`, () =>
+    it.scopedLive(`a tiny PNG claiming 100000x100000 or 30000x30000 pixels is limit_exceeded before decoding; a damaged one is corrupt (${isolation})`, () =>
       Effect.gen(function*() {
         const engine = yield* LocalFiles.make({ isolation, timeout: "60 seconds" })
         const url = yield* serveOurs(Layer.succeed(Upload.Upload, engine))
@@ -258,6 +261,14 @@ describe("hostile: image headers", () => {
           expect(result.json).toMatchObject({ status: false, reason: "limit_exceeded", error: expect.stringContaining(`${w}x${h}`) })
           expect(seen.longestMs).toBeLessThan(stallBoundMs)
         }
+        // a PNG whose pixels the decoder cannot read: a typed failure, never `status: true` with empty text
+        const damaged = yield* rawPost(
+          `${url}/upload`,
+          multipart,
+          once(form([["file", "damaged.png", pngWith(200, 100, new Uint8Array(50).fill(7))], ["enable_ocr", "true"]]))
+        )
+        expect(damaged.status).toBe(400)
+        expect(damaged.json).toMatchObject({ status: false, reason: "corrupt" })
         // without OCR nothing decodes it: the image comes back as a data URL
         const plain = yield* rawPost(`${url}/upload`, multipart, once(form([["file", "bomb.png", pngClaiming(100_000, 100_000)]])))
         expect(plain.status).toBe(200)

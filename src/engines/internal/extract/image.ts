@@ -11,7 +11,9 @@ import { ExtractFailure, limits } from "./types.js"
 export const maxSide = 32_767
 
 /** Width and height from the header, or undefined when the header is not one `image-size` reads. */
-export const dimensions = (data: Uint8Array): { readonly width: number; readonly height: number } | undefined => {
+export const dimensions = (
+  data: Uint8Array
+): { readonly width: number; readonly height: number; readonly type: string } | undefined => {
   try {
     const size = imageSize(data)
     // a multi-image file (ICO, CUR, TIFF pages): the largest one is what a decoder may allocate
@@ -24,7 +26,7 @@ export const dimensions = (data: Uint8Array): { readonly width: number; readonly
         height = s.height
       }
     }
-    return width > 0 && height > 0 ? { width, height } : undefined
+    return width > 0 && height > 0 ? { width, height, type: size.type ?? "" } : undefined
   } catch {
     return undefined
   }
@@ -35,7 +37,7 @@ export const dimensions = (data: Uint8Array): { readonly width: number; readonly
  * over `limits.ocrPixels` (50 Mpx) or a side is over {@link maxSide}; `corrupt` when the header
  * cannot be read (no decoder is given bytes whose size is unknown).
  */
-export const checkHeader = (data: Uint8Array): { readonly width: number; readonly height: number } => {
+export const checkHeader = (data: Uint8Array): { readonly width: number; readonly height: number; readonly type: string } => {
   const size = dimensions(data)
   if (size === undefined) {
     throw new ExtractFailure("corrupt", "the image header cannot be read (not a PNG, JPEG, GIF, BMP, WEBP or TIFF image)")

@@ -5,8 +5,8 @@
  *
  * An image's header is checked before any decoder sees it (`image.ts`). A failure inside the
  * OCR engine (out of memory, an abort of its WebAssembly) is an error of the call, never an
- * empty text: the worker's error handler records it, and a recognition during which one was
- * recorded fails with `limit_exceeded` (memory) or `processing_failed`.
+ * empty text: the worker's error handler records it, and a recognition that answers although
+ * one was recorded fails with `limit_exceeded` (memory) or `processing_failed`.
  */
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
@@ -76,6 +76,9 @@ export const shutdownOcr = async (): Promise<void> => {
   if (c) await c.worker.then((w) => w.terminate()).catch(() => undefined)
 }
 
+/** The image types (`image-size` names) leptonica decodes itself; the others are re-encoded as PNG first. */
+const nativeTypes: ReadonlySet<string> = new Set(["png", "jpg", "bmp", "tiff", "pnm"])
+
 /** Re-encodes an image that leptonica cannot read (WEBP, GIF, …) as PNG through skia. */
 const toPng = async (image: Uint8Array): Promise<Buffer | undefined> => {
   try {
@@ -107,17 +110,12 @@ export const recognize = async (image: Uint8Array, langPath: string | undefined,
     )
   }
   // dimensions from the header, before leptonica or skia allocate a bitmap
-  checkHeader(image)
+  const { type } = checkHeader(image)
   const run = async (bytes: Buffer) => {
     const worker = await getWorker(langPath, languages)
     reported = []
-    let text: string
-    try {
-      text = (await worker.recognize(bytes)).data.text
-    } catch (e) {
-      if (reported.length > 0) throw engineFailure(reported[0])
-      throw e
-    }
+    // a rejection is handled by the caller (an unreadable image is re-encoded, or corrupt)
+    const text = (await worker.recognize(bytes)).data.text
     if (reported.length > 0) {
       // the engine is in an unknown state after a failure: the next call starts a fresh one
       await shutdownOcr()
@@ -130,6 +128,11 @@ export const recognize = async (image: Uint8Array, langPath: string | undefined,
   } catch (first) {
     if (first instanceof ExtractFailure) throw first
     if (/memory|OOM|allocat/i.test((first as Error)?.message ?? String(first))) throw engineFailure(first)
+    // a format leptonica reads itself and could not read is damaged: re-encoding it through
+    // skia would OCR a partly decoded (often blank) picture and answer empty text
+    if (nativeTypes.has(type)) {
+      throw new ExtractFailure("corrupt", `the ${type.toUpperCase()} image cannot be decoded: ${(first as Error)?.message ?? first}`)
+    }
     const png = await toPng(image)
     if (!png) throw new ExtractFailure("corrupt", `the image cannot be decoded: ${(first as Error)?.message ?? first}`)
     try {
