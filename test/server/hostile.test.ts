@@ -329,7 +329,7 @@ describe("hostile: multipart limits", () => {
 // =============================================================================
 
 describe("hostile: JSON", () => {
-  it.scopedLive("5,000-deep nesting and malformed JSON are 400s with the wire error body", () =>
+  it.scopedLive("5,000-deep nesting and malformed JSON are 400s with the wire error body; a defect a 500 with it", () =>
     Effect.gen(function*() {
       const embeddings = Layer.succeed(Embeddings.Embeddings, {
         defaultModel: "m",
@@ -352,6 +352,11 @@ describe("hostile: JSON", () => {
       const shallow = yield* postJson(`${url}/v1/embeddings`, `{"model":"m","input":${"[".repeat(10)}${"]".repeat(10)}}`)
       expect(shallow.status).toBe(400)
       expect(shallow.json["error"]["message"]).toContain("input")
+      // a defect behind a valid request: a 500 with the wire error body, and the server goes on
+      const defect = yield* postJson(`${url}/v1/embeddings`, { model: "m", input: "x" })
+      expect(defect.status).toBe(500)
+      expect(defect.json).toEqual({ error: { message: expect.any(String), type: "server_error", code: null } })
+      expect((yield* postJson(`${url}/v1/embeddings`, "{")).status).toBe(400)
     }))
 })
 
