@@ -1,5 +1,6 @@
 /**
- * `npm run bench:server [-- --runs N] [--only upload,concurrency,embeddings,floor]`: the
+ * `npm run bench:server [-- --runs N] [--only upload,concurrency,embeddings,floor]`
+ * (`-- --soak [--seconds N]`: the soak of `server-soak.ts` instead): the
  * self-hosted server (src/server/Server.ts) over real loopback HTTP, offline. The server and
  * its clients (the library's own remote clients) run in this one Node process, so every
  * request's client and server work share one event loop; the document engine's extractions
@@ -11,7 +12,7 @@
  *   (default 3) runs of (a) the engine called in-process and (b) the remote `Upload` client
  *   against the server serving that same engine instance, alternating a/b; plus (c) the same
  *   upload to a server whose engine answers a constant empty result at once (the cost of the
- *   request, the multipart parse and the temp file, without extraction or a large answer).
+ *   request, the multipart parse into memory, without extraction or a large answer).
  *   Per format: the sum of the per-file medians of each, the overhead b−a, MB/s.
  * - `concurrency`: 16 concurrent uploads of pdf/TAMReview.pdf through servers with
  *   `maxConcurrentUploads` 1, 2 and 4 in front of one engine with 4 extraction processes (so
@@ -42,6 +43,9 @@ import { sharedPath } from "../src/internal/shared.js"
 import * as RagConfig from "../src/RagConfig.js"
 import * as Server from "../src/server/Server.js"
 import { resultsPath, runInfo, writeReport } from "./internal/results.js"
+
+// `--soak`: the mixed load of good and hostile requests instead (benchmarks/server-soak.ts)
+if (process.argv.includes("--soak")) await import("./server-soak.js")
 
 // =============================================================================
 // Settings

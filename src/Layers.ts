@@ -85,15 +85,19 @@ export const Remote: Layer.Layer<RemoteServices, ConfigError> = Layer.unwrapEffe
 
 /**
  * The `Upload` service chosen by `EFFECT_RAG_UPLOAD`: `local` (default, the in-process document
- * engine) or `remote` (the `/upload` endpoint of the configured service).
+ * engine, built with `local`) or `remote` (the `/upload` endpoint of the configured service).
  */
-export const uploadFromConfig: Layer.Layer<Upload.Upload, ConfigError> = Layer.unwrapEffect(
-  Config.literal("local", "remote")("EFFECT_RAG_UPLOAD").pipe(
-    Config.withDefault("local" as const),
-    Effect.map((kind) =>
-      kind === "remote"
-        ? Upload.layer.pipe(Layer.provide(ApiHttp.layer), Layer.provide(RagConfig.layerConfig))
-        : LocalFiles.layer()
+export const uploadFromConfigWith = (local: LocalFiles.Options = {}): Layer.Layer<Upload.Upload, ConfigError> =>
+  Layer.unwrapEffect(
+    Config.literal("local", "remote")("EFFECT_RAG_UPLOAD").pipe(
+      Config.withDefault("local" as const),
+      Effect.map((kind) =>
+        kind === "remote"
+          ? Upload.layer.pipe(Layer.provide(ApiHttp.layer), Layer.provide(RagConfig.layerConfig))
+          : LocalFiles.layer(local)
+      )
     )
   )
-)
+
+/** {@link uploadFromConfigWith} with the local engine's defaults. */
+export const uploadFromConfig: Layer.Layer<Upload.Upload, ConfigError> = uploadFromConfigWith()

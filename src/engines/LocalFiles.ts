@@ -14,7 +14,7 @@
  *
  * @since 0.1.0
  */
-import { Duration, Effect, Layer, Redacted, type Scope } from "effect"
+import { Duration, Effect, FiberRef, Layer, Redacted, type Scope } from "effect"
 import { randomUUID } from "node:crypto"
 import { mkdir, writeFile } from "node:fs/promises"
 import { basename, join } from "node:path"
@@ -26,7 +26,8 @@ import { removeRepeatedLines } from "./internal/chunk/headers.js"
 import { detectLanguage } from "./internal/chunk/language.js"
 import { type TiktokenEncoding, tiktoken, type Tokenizer } from "./internal/chunk/tokenizer.js"
 import { extractDocument, formatOf } from "./internal/extract/index.js"
-import { Isolate } from "./internal/extract/isolate.js"
+import { checkHeader } from "./internal/extract/image.js"
+import { Isolate, type Lease } from "./internal/extract/isolate.js"
 import { defaultLangPath, shutdownOcr } from "./internal/extract/ocr.js"
 import { ExtractFailure, type Extracted, type ExtractRequest, wireType } from "./internal/extract/types.js"
 
@@ -48,6 +49,9 @@ export interface Options {
   /**
    * The tokenizer that counts chunk tokens: a tiktoken encoding name (default `cl100k_base`,
    * the encoding of OpenAI's text-embedding-3 models) or the embedding model's own tokenizer.
+   * With an encoding name, chunking runs in the extraction process (`process` isolation); a
+   * tokenizer object (a function) cannot cross a process boundary, so chunking with it runs in
+   * this process.
    */
   readonly tokenizer?: TiktokenEncoding | Tokenizer | undefined
   /** Time-out per file. Default 120 seconds. */
@@ -65,14 +69,21 @@ export interface Options {
   readonly ocrLangPath?: string | undefined
   /**
    * `process` (default): each extraction runs in a reusable child process that is killed at the
-   * time-out, so even a parser stuck in a synchronous loop is bounded. `inline`: in this
-   * process; cheaper to start, but the time-out can only interrupt parsers that yield.
+   * time-out, so even a parser stuck in a synchronous loop is bounded; so does the chunking of
+   * embeddings mode (with a js-tiktoken `tokenizer`), so neither holds this process's event
+   * loop. `inline`: in this process; cheaper to start, but the time-out can only interrupt
+   * parsers that yield, and chunking runs on this process's event loop.
    */
   readonly isolation?: "process" | "inline" | undefined
   /** Extraction processes run at once (`process` isolation). Default 1. */
   readonly concurrency?: number | undefined
   /** Heap limit of an extraction process in MiB. Default 2048. */
   readonly memoryMb?: number | undefined
+  /**
+   * Memory (RSS) of an extraction process in MiB after which it is replaced by a fresh one once
+   * it has answered (`process` isolation). Default 1024.
+   */
+  readonly recycleMb?: number | undefined
   /** The speech-recognition service for audio files. Without it, audio fails with `speech_unavailable`. */
   readonly speech?: Speech | undefined
   /** Option values used when a call leaves them unset (e.g. `{ enable_ocr: true }`). */
@@ -184,7 +195,13 @@ export const make = (options: Options = {}): Effect.Effect<Upload.Service, never
       options.isolation === "inline"
         ? yield* Effect.as(Effect.addFinalizer(() => Effect.promise(() => shutdownOcr())), undefined)
         : yield* Effect.acquireRelease(
-          Effect.sync(() => new Isolate({ concurrency: options.concurrency ?? 1, memoryMb: options.memoryMb ?? 2048 })),
+          Effect.sync(() =>
+            new Isolate({
+              concurrency: options.concurrency ?? 1,
+              memoryMb: options.memoryMb ?? 2048,
+              recycleMb: options.recycleMb
+            })
+          ),
           (pool) => Effect.sync(() => pool.close())
         )
     const configured = options.tokenizer
@@ -194,16 +211,57 @@ export const make = (options: Options = {}): Effect.Effect<Upload.Service, never
         : Effect.promise(() => tiktoken(configured ?? "cl100k_base"))
     )
 
+    /**
+     * The extraction process an embeddings-mode call holds from its extraction to its
+     * chunking (none in standard mode or inline): no other file is served in between.
+     */
+    const leased = FiberRef.unsafeMake<Lease | undefined>(undefined)
+
+    /** Runs `effect` holding one extraction process throughout (`process` isolation). */
+    const holdingProcess = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+      isolate
+        ? Effect.acquireUseRelease(
+          Effect.promise(() => isolate.lease()),
+          (lease) => Effect.locally(effect, leased, lease),
+          (lease) => Effect.sync(() => lease.release())
+        )
+        : effect
+
     /** Runs the extractor with the time-out, in a child process or inline. */
     const runExtraction = (file: Upload.UploadFile, req: ExtractRequest) =>
       (isolate
-        ? Effect.tryPromise({ try: (signal) => isolate.run(req, timeoutMs, signal), catch: toError(file) })
+        ? Effect.flatMap(FiberRef.get(leased), (lease) =>
+          Effect.tryPromise({ try: (signal) => isolate.run(req, timeoutMs, signal, lease), catch: toError(file) }))
         : Effect.tryPromise({ try: () => extractDocument(req), catch: toError(file) }).pipe(
           Effect.timeoutFail({
             duration: Duration.millis(timeoutMs),
             onTimeout: () => toError(file)(new ExtractFailure("timeout", `the extraction did not finish within ${timeoutMs / 1000} s`))
           })
         ))
+
+    /**
+     * Chunks the pages of a file: in an extraction process under the per-file time-out when
+     * the tokenizer is a js-tiktoken encoding, else here.
+     */
+    const chunkFile = (file: Upload.UploadFile, pages: ReadonlyArray<Upload.PageContent>) =>
+      isolate && typeof configured !== "object"
+        ? Effect.flatMap(FiberRef.get(leased), (lease) =>
+          Effect.tryPromise({
+            try: (signal) =>
+              isolate.chunk(
+                {
+                  pages: pages.map((p) => ({ page: p.page, content: p.content })),
+                  size: chunkSize,
+                  overlap: chunkOverlap,
+                  encoding: configured ?? "cl100k_base"
+                },
+                timeoutMs,
+                signal,
+                lease
+              ),
+            catch: toError(file)
+          }))
+        : Effect.map(tokenizer, (tok) => chunkPages(pages, { size: chunkSize, overlap: chunkOverlap }, tok))
 
     /** Extracts a file to the document model (audio through the speech service). */
     const extractDoc = (
@@ -239,6 +297,10 @@ export const make = (options: Options = {}): Effect.Effect<Upload.Service, never
           }
           const transcript = yield* options.speech(file)
           return { doc: { format: "audio", units: [{ page: 1, content: transcript }], warnings: [] } as Extracted, warnings }
+        }
+        if (format === "image" && opts.enableOcr && !opts.imagesOnly) {
+          // the header's dimensions, here: an image bomb waits for no extraction process
+          yield* Effect.try({ try: () => checkHeader(file.data), catch: toError(file) })
         }
         if (opts.enableVision === true || (opts.enableVision === undefined && (format === "image" || format === "svg"))) {
           warnings.push("enable_vision: no vision model is configured for the local engine; images are not described")
@@ -311,8 +373,7 @@ export const make = (options: Options = {}): Effect.Effect<Upload.Service, never
         const opts = resolve(defaults, options)
         const { doc, warnings } = yield* extractDoc(file, opts)
         const pages = finalUnits(doc, opts, warnings)
-        const tok = yield* tokenizer
-        const { chunks, notes } = chunkPages(pages, { size: chunkSize, overlap: chunkOverlap }, tok)
+        const { chunks, notes } = yield* chunkFile(file, pages)
         warnings.push(...notes)
         const text = pages.map((p) => p.content).join("\n\n")
         const title = doc.title ?? firstHeading(text) ?? firstParagraph(text)
@@ -343,7 +404,11 @@ export const make = (options: Options = {}): Effect.Effect<Upload.Service, never
         }
         yield* save(file, opts, result, warnings)
         return warnings.length > 0 ? { ...result, warnings } : result
-      }).pipe(Effect.withSpan("LocalFiles.extractChunks", { attributes: { file: file.name } }))
+      }).pipe(
+        // one process from extraction to chunking: a queue of other files does not wait in between
+        (effect) => typeof configured === "object" ? effect : holdingProcess(effect),
+        Effect.withSpan("LocalFiles.extractChunks", { attributes: { file: file.name } })
+      )
 
     return Upload.Upload.of({ extract, extractChunks, files })
   })

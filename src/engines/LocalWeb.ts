@@ -45,15 +45,8 @@ import { decodePage, invalidSelector, isHtml, processHtml } from "./internal/web
 import * as Robots from "./internal/web/robots.js"
 import { parseSitemap } from "./internal/web/sitemap.js"
 import { precheck, type Policy } from "./internal/web/ssrf.js"
-import {
-  compileFilter,
-  normalize,
-  parseHttpUrl,
-  passes,
-  type PathFilter,
-  pathDepth,
-  sameSite
-} from "./internal/web/url.js"
+import { compileFilter, passes, type PathFilter } from "./internal/web/path-filter.js"
+import { normalize, parseHttpUrl, pathDepth, sameSite } from "./internal/web/url.js"
 
 // =============================================================================
 // Options

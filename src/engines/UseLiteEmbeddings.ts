@@ -46,6 +46,11 @@ export interface Options {
   readonly concurrency?: number | undefined
   /** Tokens kept per text (default and maximum {@link modelMaxTokens}). */
   readonly maxTokens?: number | undefined
+  /**
+   * Run the model in worker threads even at concurrency 1, so that no forward pass holds the
+   * caller's event loop (a server wants this). Default: only when `concurrency` is above 1.
+   */
+  readonly threads?: boolean | undefined
 }
 
 // -----------------------------------------------------------------------------
@@ -155,7 +160,7 @@ export const make = (options: Options = {}): Effect.Effect<Embeddings.Service, L
     const concurrency = Math.max(1, Math.floor(options.concurrency ?? 1))
     const endpoint = "UseLiteEmbeddings"
     let embedBatch: EmbedBatch
-    if (concurrency === 1) {
+    if (concurrency === 1 && options.threads !== true) {
       const loaded = yield* Effect.tryPromise({ try: load, catch: notLoaded })
       embedBatch = (texts) => Effect.tryPromise({ try: () => forward(loaded, texts, maxTokens), catch: engineError(endpoint) })
     } else {

@@ -16,12 +16,14 @@
  *
  * @since 0.1.0
  */
-import { HttpMiddleware, HttpRouter, HttpServer, HttpServerRequest } from "@effect/platform"
+import { HttpMiddleware, HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Effect, Layer, Redacted } from "effect"
+import { Cause, Effect, Layer, Redacted } from "effect"
 import { timingSafeEqual } from "node:crypto"
 import { createServer } from "node:http"
 import * as Firecrawl from "./internal/firecrawl.js"
+import { hasBody, lingerOnClose, nodeRequest } from "./internal/body.js"
+import * as Limits from "./internal/limits.js"
 import * as State from "./internal/state.js"
 import { errorResponse, tcpUrl } from "./internal/wire.js"
 import * as GenerativeRoutes from "./routes/generative.js"
@@ -37,7 +39,13 @@ export interface Options extends State.Options {
    * server is open, which is only wise on loopback.
    */
   readonly apiKey?: Redacted.Redacted<string> | undefined
+  /** The limits on request bodies and model calls (`docs/server.md`); unset fields keep their defaults. */
+  readonly limits?: Partial<Limits.Limits> | undefined
 }
+
+export type { Limits } from "./internal/limits.js"
+/** The default limits. */
+export const defaultLimits: Limits.Limits = Limits.defaults
 
 /** Options of {@link layer}. */
 export interface ListenOptions extends Options {
@@ -97,16 +105,59 @@ const notFound = Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
     code: null
   }))
 
-/** The HTTP app: the routes, key check, and wire-format 404s. */
+/**
+ * Closes the connection after any response given while the request body is still unread (a
+ * 401, a 404, a 413, an early 400): the client cannot make the server drain a body it did not
+ * want. A request whose body was read keeps its connection.
+ */
+const closeUnreadBodies = HttpMiddleware.make((app) =>
+  Effect.gen(function*() {
+    const response = yield* app
+    const source = nodeRequest(yield* HttpServerRequest.HttpServerRequest)
+    if (source === undefined || source.readableEnded || !hasBody(source)) return response
+    lingerOnClose(source)
+    return HttpServerResponse.setHeader(response, "connection", "close")
+  })
+)
+
+/**
+ * A defect (a bug, or an error no route expected) is answered 500 with the wire error body and
+ * logged, never an empty 500 or a crash.
+ */
+const answerDefects = HttpMiddleware.make((app) =>
+  Effect.catchAllCause(app, (cause) =>
+    Cause.isInterruptedOnly(cause)
+      ? Effect.failCause(cause)
+      : Effect.logError("unexpected failure while serving a request", cause).pipe(
+        Effect.as(errorResponse({
+          status: 500,
+          message: "the server failed unexpectedly while answering this request",
+          type: "server_error",
+          code: null,
+          headers: { connection: "close" }
+        }))
+      ))
+)
+
+/** The HTTP app: the routes, key check, wire-format 404s, and the limits of `options`. */
 export const app = (options: Options = {}) =>
-  router.pipe(HttpRouter.all("*", notFound), authenticate(options.apiKey))
+  router.pipe(
+    HttpRouter.all("*", notFound),
+    answerDefects,
+    authenticate(options.apiKey),
+    closeUnreadBodies,
+    Effect.provideService(Limits.ServerLimits, Limits.resolve(options.limits))
+  )
 
 /** Serves {@link app} on a Node HTTP server in the layer's scope. */
 export const layer = (options: ListenOptions = {}) =>
   (options.logRequests ? HttpServer.serve(app(options), HttpMiddleware.logger) : HttpServer.serve(app(options))).pipe(
     HttpServer.withLogAddress,
     // upload bound and Idempotency-Key replay, one per server
-    Layer.provide(Layer.effect(State.ServerState, State.make(options))),
+    Layer.provide(Layer.effect(
+      State.ServerState,
+      State.make(options, Limits.resolve(options.limits).uploadBytesInFlight)
+    )),
     // the HttpServer stays in the output, so callers can read the bound address (`baseUrl`)
     Layer.provideMerge(NodeHttpServer.layer(() => createServer(), {
       host: options.host ?? "127.0.0.1",

@@ -9,8 +9,8 @@ import type { AddressInfo } from "node:net"
 import { runCli, startServe } from "../support/cli.js"
 
 describe("effect-rag serve", () => {
-  it("serves the local document engine and the model list; stops on SIGTERM", async () => {
-    const server = await startServe([])
+  it("serves the local document engine and the model list, within its limit flags; stops on SIGTERM", async () => {
+    const server = await startServe(["--max-json-bytes", "1000"])
     try {
       const models = await fetch(`${server.url}/v1/models`)
       expect(await models.json()).toEqual({ object: "list", data: [] })
@@ -22,6 +22,10 @@ describe("effect-rag serve", () => {
       // nothing configured behind embeddings: a 501, not a call to some remote API
       const emb = await fetch(`${server.url}/v1/embeddings`, { method: "POST", body: JSON.stringify({ model: "m", input: "x" }) })
       expect(emb.status).toBe(501)
+      // --max-json-bytes: a scrape body over 1,000 bytes is a 413
+      const big = await fetch(`${server.url}/v1/scrape`, { method: "POST", body: JSON.stringify({ url: "http://example.com/", x: "y".repeat(2000) }) })
+      expect(big.status).toBe(413)
+      expect(await big.json()).toMatchObject({ error: { type: "payload_too_large", message: expect.stringContaining("1000 bytes") } })
     } finally {
       expect(await server.stop()).not.toBeNull()
     }

@@ -3,21 +3,18 @@
  * `Upload` client talks to OUR server, which serves the local document engine. Every file of
  * the shared corpus gives the same result (or the same typed error) through the wire as from
  * the engine directly. Also: the size limit (413 before the engine sees the file, without
- * reading an endless body to its end), bad forms (400), no engine (501), and the temp files of
- * an upload (removed before the extraction, and when the client goes away).
+ * reading an endless body to its end), bad forms (400), no engine (501), and bodies in memory
+ * (slow senders hold no extraction slot; the byte budget; the idle time-out).
  */
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Context, Effect, Fiber, Layer } from "effect"
-import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs"
-import * as http from "node:http"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import * as Upload from "../../src/api/Upload.js"
 import * as LocalFiles from "../../src/engines/LocalFiles.js"
 import { failureStatus } from "../../src/server/internal/wire.js"
 import { fixtureFile, manifest } from "../engines/fixtures.js"
+import { type RawResponse, rawPost, zeros } from "../support/raw.js"
 import { clientLayer, serveOurs, startServer } from "../support/server.js"
-import { eventually } from "../support/time.js"
+import { eventually, realSleep } from "../support/time.js"
 
 // =============================================================================
 // Helpers
@@ -29,68 +26,6 @@ const remoteAt = (url: string) => Effect.provide(Upload.make, clientLayer(url, {
 
 /** The fields that differ per call of embeddings mode. */
 const strip = (r: Upload.EmbeddingsResult) => ({ ...r, id: "", created: 0 })
-
-/** A response read by the raw client. */
-interface RawResponse {
-  readonly status: number
-  readonly headers: http.IncomingHttpHeaders
-  readonly json: unknown
-  /** Body bytes handed to the socket before the response ended. */
-  readonly written: number
-}
-
-/**
- * POSTs a body (written chunk by chunk, with backpressure, without `Content-Length` unless
- * given) with `node:http`, and reads the response. Writing stops once the response is in;
- * a connection the server closes after answering is not an error. Interrupting it aborts the
- * request.
- */
-const rawPost = (url: string, headers: Record<string, string>, body: AsyncIterable<Uint8Array>) =>
-  Effect.async<RawResponse, Error>((resume) => {
-    const req = http.request(url, { method: "POST", headers })
-    let written = 0
-    let settled = false
-    req.on("response", (res) => {
-      const chunks: Array<Buffer> = []
-      res.on("data", (c: Buffer) => chunks.push(c))
-      res.on("end", () => {
-        settled = true
-        const text = Buffer.concat(chunks).toString("utf8")
-        let json: unknown = text
-        try {
-          json = JSON.parse(text)
-        } catch {
-          // not JSON: keep the text
-        }
-        resume(Effect.succeed({ status: res.statusCode ?? 0, headers: res.headers, json, written }))
-      })
-    })
-    req.on("error", (error) => {
-      if (!settled) {
-        settled = true
-        resume(Effect.fail(error))
-      }
-    })
-    void (async () => {
-      for await (const chunk of body) {
-        if (settled || req.destroyed) return
-        written += chunk.byteLength
-        if (!req.write(chunk)) {
-          await new Promise<void>((resolve) => {
-            const done = () => {
-              req.off("drain", done)
-              req.off("close", done)
-              resolve()
-            }
-            req.on("drain", done)
-            req.on("close", done)
-          })
-        }
-      }
-      if (!req.destroyed) req.end()
-    })().catch(() => undefined)
-    return Effect.sync(() => req.destroy())
-  })
 
 const boundary = "----effect-rag-test-boundary"
 const multipartHeaders = { "content-type": `multipart/form-data; boundary=${boundary}` }
@@ -110,12 +45,6 @@ const closing = (fields: Record<string, string> | ReadonlyArray<readonly [string
       .join("") + `\r\n--${boundary}--\r\n`
   )
 
-/** `size` zero bytes in 64 KiB chunks. */
-async function* zeros(size: number): AsyncGenerator<Uint8Array> {
-  const chunk = new Uint8Array(64 * 1024)
-  for (let left = size; left > 0; left -= chunk.length) yield left >= chunk.length ? chunk : chunk.subarray(0, left)
-}
-
 /** A multipart body: one file part of `size` zero bytes, then `fields`. */
 async function* fileBody(name: string, size: number, fields: Record<string, string> = {}): AsyncGenerator<Uint8Array> {
   yield fileHead(name)
@@ -134,17 +63,16 @@ const expectUploadError = (response: RawResponse, status: number) => {
   expect(response.json).toEqual({ status: false, content: "", type: "error", error: expect.any(String), code: expect.anything() })
 }
 
-/** A stand-in engine that records what reached it (and the temp dir at that moment). */
-const recordingEngine = (tempDir?: string) => {
-  const calls: Array<{ method: string; name: string; type: string | undefined; size: number; temp: Array<string> }> = []
+/** A stand-in engine that records what reached it. */
+const recordingEngine = () => {
+  const calls: Array<{ method: string; name: string; type: string | undefined; size: number }> = []
   const record = (method: string) => (file: Upload.UploadFile, options?: Upload.UploadOptions) =>
     Effect.sync((): Upload.StandardResult => {
       calls.push({
         method,
         name: file.name,
         type: file.type,
-        size: file.data.byteLength,
-        temp: tempDir === undefined ? [] : readdirSync(tempDir)
+        size: file.data.byteLength
       })
       return { status: true, content: JSON.stringify(options ?? {}), type: "text", error: "" }
     })
@@ -306,7 +234,7 @@ describe("server: upload limits and bad requests", () => {
       const atLimit: Upload.UploadFile = { name: "big.bin", data: new Uint8Array(Upload.maxFileBytes), type: "application/x-test" }
       const result = yield* remote.extract(atLimit, { text_only: true })
       expect(JSON.parse(result.content)).toEqual({ text_only: true })
-      expect(engine.calls).toEqual([{ method: "extract", name: "big.bin", type: "application/x-test", size: Upload.maxFileBytes, temp: [] }])
+      expect(engine.calls).toEqual([{ method: "extract", name: "big.bin", type: "application/x-test", size: Upload.maxFileBytes }])
       const over = yield* Effect.flip(remote.extract({ name: "big.bin", data: new Uint8Array(51 * 1024 * 1024) }))
       expect(over._tag).toBe("PayloadTooLarge")
       expect(engine.calls).toHaveLength(1)
@@ -409,65 +337,57 @@ describe("server: upload limits and bad requests", () => {
 })
 
 // =============================================================================
-// Temp files
+// Bodies in memory: slow senders and the byte budget
 // =============================================================================
 
-describe("server: temp files of an upload", () => {
-  /** A private TMPDIR for the server's temp files, restored and removed with the scope. */
-  const privateTmp = Effect.acquireRelease(
-    Effect.sync(() => {
-      const previous = process.env["TMPDIR"]
-      const dir = mkdtempSync(join(tmpdir(), "upload-test-"))
-      process.env["TMPDIR"] = dir
-      return { dir, previous }
-    }),
-    ({ dir, previous }) =>
-      Effect.sync(() => {
-        if (previous === undefined) delete process.env["TMPDIR"]
-        else process.env["TMPDIR"] = previous
-        rmSync(dir, { recursive: true, force: true })
-      })
-  ).pipe(Effect.map(({ dir }) => dir))
-
-  /** The files under the temp dir, with their sizes (`dir/file`). */
-  const tempFiles = (dir: string) =>
-    readdirSync(dir).flatMap((d) => readdirSync(join(dir, d)).map((f) => ({ path: `${d}/${f}`, size: statSync(join(dir, d, f)).size })))
-
-  /** A body that sends the file's first MiB, then waits for `gate` before the rest. */
-  async function* pausedBody(gate: Promise<void>): AsyncGenerator<Uint8Array> {
+describe("server: upload bodies in memory", () => {
+  /** A body that sends a file's first `size` bytes, then waits for `gate` before closing the form. */
+  async function* pausedBody(size: number, gate: Promise<void>): AsyncGenerator<Uint8Array> {
     yield fileHead("paused.txt", "text/plain")
-    yield* zeros(1024 * 1024)
+    yield* zeros(size)
     await gate
-    yield* zeros(1024 * 1024)
     yield closing()
   }
 
-  it.scopedLive("the file is on disk while it arrives, gone before the engine runs and after the response", () =>
+  it.scopedLive("slow senders hold no extraction slot; a budget spent is a 503, given back when a client goes away", () =>
     Effect.gen(function*() {
-      const dir = yield* privateTmp
-      const engine = recordingEngine(dir)
-      const url = yield* serveOurs(engine.layer)
-      let release = () => {}
-      const gate = new Promise<void>((resolve) => (release = resolve))
-      const fiber = yield* Effect.fork(rawPost(`${url}/upload`, multipartHeaders, pausedBody(gate)))
-      yield* eventually(() => tempFiles(dir).some((f) => f.size > 0), "the upload's temp file")
-      expect(tempFiles(dir).map((f) => f.path.split("/")[1])).toEqual(["paused.txt"])
-      release()
-      const response = yield* Fiber.join(fiber)
-      expect(response.status).toBe(200)
-      expect(engine.calls).toEqual([{ method: "extract", name: "paused.txt", type: "text/plain", size: 2 * 1024 * 1024, temp: [] }])
-      expect(readdirSync(dir)).toEqual([])
+      const engine = recordingEngine()
+      const mib = 1024 * 1024
+      const url = yield* serveOurs(engine.layer, { maxConcurrentUploads: 1, limits: { uploadBytesInFlight: 3 * mib } })
+      // two clients that send 1 MiB and stall: with one extraction slot, neither holds it
+      const stalled = yield* Effect.forEach(
+        [1, 2],
+        () => Effect.fork(rawPost(`${url}/upload`, multipartHeaders, pausedBody(mib, new Promise<void>(() => {})))),
+        { concurrency: "unbounded" }
+      )
+      yield* realSleep(300)
+      const small = yield* rawPost(`${url}/upload`, multipartHeaders, fileBody("small.txt", 10))
+      expect(small.status).toBe(200)
+      // 2 MiB held: one more MiB and a half is over the 3 MiB budget
+      const over = yield* rawPost(`${url}/upload`, multipartHeaders, fileBody("big.txt", 1.5 * mib))
+      expectUploadError(over, 503)
+      expect(over.headers["retry-after"]).toBe("5")
+      expect(engine.calls.map((c) => c.name)).toEqual(["small.txt"])
+      // the stalled clients go away: their bytes are given back
+      yield* Effect.forEach(stalled, Fiber.interrupt)
+      yield* eventually(
+        () =>
+          rawPost(`${url}/upload`, multipartHeaders, fileBody("big.txt", 1.5 * mib)).pipe(
+            Effect.map((r) => r.status === 200),
+            Effect.orElseSucceed(() => false)
+          ),
+        "the budget given back"
+      )
+      expect(engine.calls.map((c) => [c.name, c.size])).toEqual([["small.txt", 10], ["big.txt", 1.5 * mib]])
     }))
 
-  it.scopedLive("a client that goes away mid-upload leaves no temp file", () =>
+  it.scopedLive("a body that pauses longer than the idle time-out is a 408, and the connection is closed", () =>
     Effect.gen(function*() {
-      const dir = yield* privateTmp
-      const engine = recordingEngine(dir)
-      const url = yield* serveOurs(engine.layer)
-      const fiber = yield* Effect.fork(rawPost(`${url}/upload`, multipartHeaders, pausedBody(new Promise<void>(() => {}))))
-      yield* eventually(() => tempFiles(dir).some((f) => f.size > 0), "the upload's temp file")
-      yield* Fiber.interrupt(fiber)
-      yield* eventually(() => readdirSync(dir).length === 0, "the temp dir removed")
+      const engine = recordingEngine()
+      const url = yield* serveOurs(engine.layer, { limits: { bodyIdleMs: 300 } })
+      const response = yield* rawPost(`${url}/upload`, multipartHeaders, pausedBody(1024, new Promise<void>(() => {})))
+      expectUploadError(response, 408)
+      expect(response.headers["connection"]).toBe("close")
       expect(engine.calls).toEqual([])
     }))
 })

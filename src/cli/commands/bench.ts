@@ -63,7 +63,8 @@ export const resolveEmbedder = (spec: string): Effect.Effect<ResolvedEmbedder, n
     if (spec === "use-lite") {
       // one model thread per core, at most 2 (a copy of the model each)
       const concurrency = Math.max(1, Math.min(2, availableParallelism()))
-      const service = yield* Effect.either(UseLiteEmbeddings.make({ concurrency }))
+      // in worker threads even on one core: a forward pass never holds the event loop of the server
+      const service = yield* Effect.either(UseLiteEmbeddings.make({ concurrency, threads: true }))
       if (service._tag === "Left") return { embedder: undefined, reason: `use-lite: ${service.left.message}` }
       return { embedder: { id: "use-lite", service: service.right }, reason: undefined }
     }

@@ -1,7 +1,8 @@
 /**
  * `effect-rag serve [--host H] [--port P] [--embedder none|use-lite|onnx:DIR|remote]
- * [--reranker none|onnx:DIR|remote] [--allow-private] [--gateway] [--config FILE]`: the self-hosted server of
- * the API (src/server/).
+ * [--reranker none|onnx:DIR|remote] [--allow-private] [--gateway] [--config FILE] [limit flags]`:
+ * the self-hosted server of the API (src/server/). The limit flags (`--max-json-bytes`, …) set
+ * the server's limits; `docs/server.md` lists them with their defaults.
  *
  * It serves the local document engine (or the remote one with `EFFECT_RAG_UPLOAD=remote`), the
  * local web engine, the chosen embedder and reranker, and a model list of what it serves. With
@@ -18,7 +19,7 @@
  * @since 0.1.0
  */
 import { Command, Options } from "@effect/cli"
-import { Config, Console, Context, Effect, Layer, Option } from "effect"
+import { Config, Console, Context, Duration, Effect, Layer, Option } from "effect"
 import * as Chat from "../../api/Chat.js"
 import * as Embeddings from "../../api/Embeddings.js"
 import * as Images from "../../api/Images.js"
@@ -51,6 +52,27 @@ const reranker = Options.text("reranker").pipe(
 const allowPrivate = Options.boolean("allow-private").pipe(
   Options.withDescription("let the web engine fetch private, loopback and link-local addresses (off: a client cannot make the server reach its own network)")
 )
+
+/** An optional positive integer flag (unset: the server's default, `docs/server.md`). */
+const limit = (name: string, description: string) =>
+  Options.integer(name).pipe(Options.optional, Options.withDescription(description))
+
+/** The limit flags, by the `Server.Limits` field or engine option they set. */
+const limitFlags = {
+  jsonBodyBytes: limit("max-json-bytes", "largest body of a JSON route in bytes (default 1 MiB)"),
+  modelBodyBytes: limit("max-model-body-bytes", "largest body of /v1/embeddings, /v1/rerank, /v1/chat/completions in bytes (default 8 MiB)"),
+  bodyIdleMs: limit("body-idle-ms", "a request body idle this long (ms) is answered 408 (default 30000)"),
+  jsonDepth: limit("max-json-depth", "deepest nesting of a JSON body (default 64)"),
+  embeddingInputs: limit("max-embedding-inputs", "inputs of one /v1/embeddings call (default 256)"),
+  rerankDocuments: limit("max-rerank-documents", "documents of one /v1/rerank call (default 256)"),
+  inputChars: limit("max-input-chars", "characters of one embeddings input, rerank query or document (default 32768)"),
+  modelTimeoutMs: limit("model-timeout-ms", "time one embeddings or rerank call may take (ms) before a 504 (default 60000)"),
+  uploadBytesInFlight: limit("upload-memory-bytes", "upload bytes held in memory at once, across uploads (default 256 MiB); more: 503"),
+  maxConcurrentUploads: limit("max-concurrent-uploads", "uploads extracted at once (default 4)"),
+  extractTimeoutMs: limit("extract-timeout-ms", "time one file's extraction (and chunking) may take (ms; default 120000)"),
+  extractMemoryMb: limit("extract-memory-mb", "heap limit of an extraction process in MiB (default 2048)"),
+  extractRecycleMb: limit("extract-recycle-mb", "an extraction process past this RSS in MiB is replaced after its answer (default 1024)")
+}
 
 const gateway = Options.boolean("gateway").pipe(
   Options.withDescription("also proxy chat completions, image, video and music generation and AI search to EFFECT_RAG_BASE_URL (with EFFECT_RAG_API_KEY); off: they answer 501")
@@ -92,8 +114,29 @@ const isSelf = (baseUrl: string, host: string, port: number): boolean => {
 const refuse = (message: string) => new RagError.ConfigurationError({ endpoint: "serve", message })
 
 /** The `serve` command. */
-export const command = Command.make("serve", { host, port, embedder, reranker, allowPrivate, gateway, config: Shared.config }, (o) =>
+export const command = Command.make("serve", { host, port, embedder, reranker, allowPrivate, gateway, config: Shared.config, ...limitFlags }, (o) =>
   Effect.gen(function*() {
+    const given = (value: Option.Option<number>) => Option.getOrUndefined(value)
+    const limits: Partial<Server.Limits> = {
+      jsonBodyBytes: given(o.jsonBodyBytes),
+      modelBodyBytes: given(o.modelBodyBytes),
+      bodyIdleMs: given(o.bodyIdleMs),
+      jsonDepth: given(o.jsonDepth),
+      embeddingInputs: given(o.embeddingInputs),
+      rerankDocuments: given(o.rerankDocuments),
+      inputChars: given(o.inputChars),
+      modelTimeoutMs: given(o.modelTimeoutMs),
+      uploadBytesInFlight: given(o.uploadBytesInFlight)
+    }
+    const badLimit = Object.entries({ ...limits, maxConcurrentUploads: given(o.maxConcurrentUploads), extractTimeoutMs: given(o.extractTimeoutMs), extractMemoryMb: given(o.extractMemoryMb), extractRecycleMb: given(o.extractRecycleMb) })
+      .find(([, v]) => v !== undefined && v <= 0)
+    if (badLimit !== undefined) return yield* refuse(`${badLimit[0]} must be a positive number, not ${badLimit[1]}`)
+    const extractTimeout = given(o.extractTimeoutMs)
+    const documentEngine = Layers.uploadFromConfigWith({
+      ...(extractTimeout === undefined ? {} : { timeout: Duration.millis(extractTimeout) }),
+      memoryMb: given(o.extractMemoryMb),
+      recycleMb: given(o.extractRecycleMb)
+    })
     const apiKey = yield* Config.option(Config.redacted("EFFECT_RAG_SERVER_KEY"))
     const e = yield* resolveEmbedder(o.embedder)
     if (o.embedder !== "none" && e.embedder === undefined) return yield* refuse(e.reason ?? o.embedder)
@@ -133,7 +176,7 @@ export const command = Command.make("serve", { host, port, embedder, reranker, a
     const services = Layer.mergeAll(
       gatewayServices,
       // one document engine, shared by /upload and by the web engine (PDFs found while crawling)
-      LocalWeb.layer({ allowPrivate: o.allowPrivate }).pipe(Layer.provideMerge(Layers.uploadFromConfig)),
+      LocalWeb.layer({ allowPrivate: o.allowPrivate }).pipe(Layer.provideMerge(documentEngine)),
       Option.isSome(upstream) ? Layer.empty : Models.layerList(models),
       e.embedder ? Layer.succeed(Embeddings.Embeddings, e.embedder.service) : Layer.empty,
       r.reranker ? Layer.succeed(Rerank.Rerank, r.reranker.service) : Layer.empty
@@ -159,7 +202,14 @@ export const command = Command.make("serve", { host, port, embedder, reranker, a
     // exactly the services above, never a remote API by accident (the --gateway ones are
     // among them only when asked for).
     return yield* Layer.launch(
-      Server.layer({ host: o.host, port: o.port, apiKey: Option.getOrUndefined(apiKey), logRequests: true }).pipe(
+      Server.layer({
+        host: o.host,
+        port: o.port,
+        apiKey: Option.getOrUndefined(apiKey),
+        logRequests: true,
+        limits,
+        maxConcurrentUploads: given(o.maxConcurrentUploads)
+      }).pipe(
         Layer.provide(services)
       )
     ).pipe(Effect.mapInputContext((_: Context.Context<never>) => Context.empty()))

@@ -1,14 +1,36 @@
 /**
- * Per-server state that routes share: a bound on the uploads held in memory at once, and the
+ * Per-server state that routes share: the bound on uploads being extracted at once (work, not
+ * bodies still arriving), the budget of upload bytes held in memory, and the
  * `Idempotency-Key` replay of task-creating requests. `Server.layer` provides it; the routes
- * look it up optionally, so `Server.app` also runs without it (no bound, no replay).
+ * look it up optionally, so `Server.app` also runs without it (no bound, no replay, the
+ * default budget per request).
  */
 import { Context, Deferred, Effect, Exit, Option } from "effect"
 import { IdempotencyKey } from "../../api/internal/ApiHttp.js"
+import type { Budget } from "./form.js"
+import { defaults } from "./limits.js"
+
+/** A budget of `capacity` bytes. */
+export const budget = (capacity: number): Budget => {
+  let used = 0
+  return {
+    take: (n) => {
+      if (used + n > capacity) return false
+      used += n
+      return true
+    },
+    give: (n) => {
+      used = Math.max(0, used - n)
+    }
+  }
+}
 
 /** Options of the shared state. */
 export interface Options {
-  /** Uploads read and extracted at once; more wait their turn (default 4). */
+  /**
+   * Uploads extracted at once; more wait their turn (default 4). A body still arriving holds
+   * no slot: an upload takes one once its whole form is in.
+   */
   readonly maxConcurrentUploads?: number | undefined
   /** How long a task-creating answer is kept for replay (default 24 hours, in ms). */
   readonly idempotencyTtlMs?: number | undefined
@@ -18,8 +40,10 @@ export interface Options {
 
 /** The service. */
 export interface Service {
-  /** Runs an upload within the bound. */
+  /** Runs an upload's extraction within the bound. */
   readonly upload: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /** The budget of upload bytes held in memory. */
+  readonly uploadBytes: Budget
   /**
    * Runs a task-creating request once per `key` (scoped by `scope`, e.g. the endpoint): a
    * request with a key seen before gets the first answer again (waiting for it if it is still
@@ -37,8 +61,8 @@ export interface Service {
 /** The Tag. */
 export class ServerState extends Context.Tag("effect-rag/server/ServerState")<ServerState, Service>() {}
 
-/** Builds the state. */
-export const make = (options: Options = {}): Effect.Effect<Service> =>
+/** Builds the state; `uploadBytesInFlight` is the upload byte budget (`limits.ts`). */
+export const make = (options: Options = {}, uploadBytesInFlight = defaults.uploadBytesInFlight): Effect.Effect<Service> =>
   Effect.gen(function*() {
     const uploads = yield* Effect.makeSemaphore(Math.max(1, options.maxConcurrentUploads ?? 4))
     const ttl = options.idempotencyTtlMs ?? 24 * 60 * 60 * 1000
@@ -69,12 +93,22 @@ export const make = (options: Options = {}): Effect.Effect<Service> =>
           })
         )
 
-    return { upload: uploads.withPermits(1), idempotent }
+    return {
+      upload: uploads.withPermits(1),
+      uploadBytes: budget(uploadBytesInFlight),
+      idempotent
+    }
   })
 
 /** The state's upload bound, or none. */
 export const upload = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.flatMap(Effect.serviceOption(ServerState), (state) => Option.isSome(state) ? state.value.upload(effect) : effect)
+
+/** The state's upload byte budget, or one of the default size for this request alone. */
+export const uploadBytes: Effect.Effect<Budget> = Effect.map(
+  Effect.serviceOption(ServerState),
+  (state) => Option.isSome(state) ? state.value.uploadBytes : budget(defaults.uploadBytesInFlight)
+)
 
 /** The state's idempotent replay, or a plain run. */
 export const idempotent = <A, E, R>(scope: string, key: string | undefined, effect: Effect.Effect<A, E, R>) =>

@@ -4,10 +4,12 @@
  * responses encoded with them. It is the inverse of `src/api/internal/errors.ts`: whatever the
  * server sends, the client reads back as the same tagged error.
  */
-import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpServerResponse } from "@effect/platform"
 import { type Context, Duration, Effect, Option, type ParseResult, Schema } from "effect"
 import { issuePath } from "../../api/internal/errors.js"
 import * as RagError from "../../RagError.js"
+import * as Body from "./body.js"
+import { ServerLimits } from "./limits.js"
 
 /** A wire error: status, body and extra headers. */
 export interface WireError {
@@ -110,18 +112,42 @@ export const failureStatus = (reason: RagError.ExtractionError["reason"]): numbe
 }
 
 
-/** Reads a JSON request body against a schema; a body that does not decode is a 400. */
-export const jsonBody = <A, I>(endpoint: string, schema: Schema.Schema<A, I>) =>
-  HttpServerRequest.HttpServerRequest.pipe(
-    Effect.flatMap((request) => request.json),
-    Effect.mapError((): WireError => ({
-      status: 400,
-      message: `${endpoint}: the body is not JSON`,
-      type: "invalid_request_error",
-      code: "invalid_json"
-    })),
-    Effect.flatMap((json) => Schema.decodeUnknown(schema)(json).pipe(Effect.mapError((e) => badRequest(endpoint, e))))
-  )
+/**
+ * Which limit a JSON body is read within: `json` (the web and generation routes) or `model`
+ * (embeddings, rerank, chat; see `limits.ts`).
+ */
+export type BodySize = "json" | "model"
+
+/**
+ * Reads a JSON request body against a schema, within the route's size limit and the idle
+ * time-out (a closing 413 / 408, the body not read further). A body that is not JSON, nests
+ * deeper than the depth limit, or does not decode is a 400. An empty body reads as `null`.
+ */
+export const jsonBody = <A, I>(endpoint: string, schema: Schema.Schema<A, I>, size: BodySize = "json") =>
+  Effect.gen(function*() {
+    const limits = yield* ServerLimits
+    const maxBytes = size === "model" ? limits.modelBodyBytes : limits.jsonBodyBytes
+    const bytes = yield* Body.read(endpoint, maxBytes, limits.bodyIdleMs)
+    const text = bytes.toString("utf8")
+    if (Body.jsonDepth(text, limits.jsonDepth) > limits.jsonDepth) {
+      return yield* Effect.fail<WireError>({
+        status: 400,
+        message: `${endpoint}: the body nests arrays and objects deeper than ${limits.jsonDepth} levels`,
+        type: "invalid_request_error",
+        code: "json_too_deep"
+      })
+    }
+    const json = yield* Effect.try({
+      try: (): unknown => (text.trim() === "" ? null : JSON.parse(text)),
+      catch: (): WireError => ({
+        status: 400,
+        message: `${endpoint}: the body is not JSON`,
+        type: "invalid_request_error",
+        code: "invalid_json"
+      })
+    })
+    return yield* Schema.decodeUnknown(schema)(json).pipe(Effect.mapError((e) => badRequest(endpoint, e)))
+  })
 
 /** A JSON response encoded with the response schema. */
 export const jsonResponse = <A, I>(schema: Schema.Schema<A, I>, value: A, status = 200) =>

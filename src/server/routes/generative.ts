@@ -175,6 +175,17 @@ const ChatPass = Schema.Struct({
 /** What a passed-through image request must have. */
 const ImagesPass = Schema.Struct({ prompt: Schema.String })
 
+/**
+ * A passed-through body: read once (within the route's size limit), checked for what the
+ * gateway needs with `schema`, and kept as written for the upstream.
+ */
+const passBody = <A, I>(endpoint: string, schema: Schema.Schema<A, I>, size?: "json" | "model") =>
+  Effect.gen(function*() {
+    const raw = yield* jsonBody(endpoint, Schema.Unknown, size)
+    const checked = yield* Schema.decodeUnknown(schema)(raw).pipe(Effect.mapError((e) => badRequest(endpoint, e)))
+    return { raw, checked }
+  })
+
 /** The upstream's client, when the server is a gateway (pass-through). */
 const upstream = Effect.serviceOption(ApiHttp.ApiHttp)
 
@@ -250,12 +261,11 @@ const chatCompletions: Effect.Effect<
   const chat = yield* gateway(Chat.Chat, chatEndpoint, "chat completion")
   const http = yield* upstream
   if (Option.isSome(http)) {
-    const { stream } = yield* jsonBody(chatEndpoint, ChatPass)
-    const raw = yield* jsonBody(chatEndpoint, Schema.Unknown)
+    const { checked: { stream }, raw } = yield* passBody(chatEndpoint, ChatPass, "model")
     if (stream === true) return yield* chatStream(passStream(http.value, raw))
     return yield* passJson(http.value, chatEndpoint, "/v1/chat/completions", raw, Chat.ChatCompletion)
   }
-  const { stream, ...request } = yield* jsonBody(chatEndpoint, ChatWireRequest)
+  const { stream, ...request } = yield* jsonBody(chatEndpoint, ChatWireRequest, "model")
   if (stream === true) {
     // our decoded chunks always encode
     return yield* chatStream(Stream.mapEffect(chat.stream(request), (chunk) => Effect.orDie(encodeChunk(chunk))))
@@ -272,8 +282,7 @@ const imageGenerations = Effect.gen(function*() {
   const images = yield* gateway(Images.Images, imagesEndpoint, "image generation")
   const http = yield* upstream
   if (Option.isSome(http)) {
-    yield* jsonBody(imagesEndpoint, ImagesPass)
-    const raw = yield* jsonBody(imagesEndpoint, Schema.Unknown)
+    const { raw } = yield* passBody(imagesEndpoint, ImagesPass)
     return yield* passJson(http.value, imagesEndpoint, "/v1/images/generations", raw, Images.ImageResponse)
   }
   const request = yield* jsonBody(imagesEndpoint, Images.ImageRequest)

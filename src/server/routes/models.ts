@@ -3,18 +3,71 @@
  * `Rerank` and `Models` services the server was given (local engines or a remote API). A
  * service the server has none of answers 501. The embeddings request carries every field of
  * OpenAI's (`model`, `input`, `encoding_format`, `dimensions`, `user`).
+ *
+ * One call is bounded (`limits.ts`): at most `embeddingInputs` inputs or `rerankDocuments`
+ * documents, each at most `inputChars` characters (more is a 400 naming the limit), and it is
+ * answered 504 when the model has not finished within `modelTimeoutMs`.
  */
 import { HttpRouter } from "@effect/platform"
-import { Effect, Layer } from "effect"
+import { Duration, Effect, Layer } from "effect"
 import * as Embeddings from "../../api/Embeddings.js"
 import type { ApiHttp } from "../../api/internal/ApiHttp.js"
 import * as Models from "../../api/Models.js"
 import * as Rerank from "../../api/Rerank.js"
-import { fromError, handle, jsonBody, jsonResponse, service } from "../internal/wire.js"
+import { type Limits, ServerLimits } from "../internal/limits.js"
+import { fromError, handle, jsonBody, jsonResponse, service, type WireError } from "../internal/wire.js"
 
 const embeddings = "POST /v1/embeddings"
 const rerank = "POST /v1/rerank"
 const models = "GET /v1/models"
+
+/** A 400 for a call over one of the per-call limits, naming it. */
+const overLimit = (endpoint: string, path: string, message: string, limit: string): WireError => ({
+  status: 400,
+  message: `${endpoint}: invalid request at ${path}: ${message} (server limit ${limit})`,
+  type: "invalid_request_error",
+  code: "limit_exceeded"
+})
+
+/** The first input over `inputChars`, as a 400, or undefined. */
+const longInput = (endpoint: string, path: string, texts: ReadonlyArray<string>, limits: Limits) => {
+  const i = texts.findIndex((t) => t.length > limits.inputChars)
+  return i < 0
+    ? undefined
+    : overLimit(endpoint, texts.length === 1 && path === "query" ? path : `${path}[${i}]`, `${texts[i]!.length} characters, more than ${limits.inputChars}`, "inputChars")
+}
+
+/** The 504 of a model call that took longer than `modelTimeoutMs`. */
+const tooSlow = (endpoint: string, ms: number): WireError => ({
+  status: 504,
+  message: `${endpoint}: the model did not answer within ${ms / 1000} s`,
+  type: "server_error",
+  code: "timeout"
+})
+
+/** Checks an embeddings request against the per-call limits. */
+const checkEmbeddings = (request: Embeddings.EmbeddingsRequest, limits: Limits): WireError | undefined => {
+  const inputs = typeof request.input === "string" ? [request.input] : request.input
+  if (inputs.length > limits.embeddingInputs) {
+    return overLimit(embeddings, "input", `${inputs.length} inputs, more than ${limits.embeddingInputs}`, "embeddingInputs")
+  }
+  return longInput(embeddings, "input", inputs, limits)
+}
+
+/** Checks a rerank request against the per-call limits. */
+const checkRerank = (request: Rerank.RerankRequest, limits: Limits): WireError | undefined => {
+  if (request.documents.length > limits.rerankDocuments) {
+    return overLimit(rerank, "documents", `${request.documents.length} documents, more than ${limits.rerankDocuments}`, "rerankDocuments")
+  }
+  return longInput(rerank, "query", [request.query], limits) ?? longInput(rerank, "documents", request.documents, limits)
+}
+
+/** Runs a model call within the time-out; its typed errors keep their family. */
+const bounded = <A>(endpoint: string, call: Effect.Effect<A, Parameters<typeof fromError>[0]>, limits: Limits) =>
+  call.pipe(
+    Effect.mapError(fromError),
+    Effect.timeoutFail({ duration: Duration.millis(limits.modelTimeoutMs), onTimeout: () => tooSlow(endpoint, limits.modelTimeoutMs) })
+  )
 
 /** The routes of the model endpoints. */
 export const routes = HttpRouter.empty.pipe(
@@ -22,8 +75,11 @@ export const routes = HttpRouter.empty.pipe(
     "/v1/embeddings",
     handle(Effect.gen(function*() {
       const svc = yield* service(Embeddings.Embeddings, embeddings, "embedding model")
-      const request = yield* jsonBody(embeddings, Embeddings.EmbeddingsRequest)
-      const response = yield* svc.create(request).pipe(Effect.mapError(fromError))
+      const limits = yield* ServerLimits
+      const request = yield* jsonBody(embeddings, Embeddings.EmbeddingsRequest, "model")
+      const refused = checkEmbeddings(request, limits)
+      if (refused !== undefined) return yield* Effect.fail(refused)
+      const response = yield* bounded(embeddings, svc.create(request), limits)
       return yield* jsonResponse(Embeddings.EmbeddingsResponse, response)
     }))
   ),
@@ -31,8 +87,11 @@ export const routes = HttpRouter.empty.pipe(
     "/v1/rerank",
     handle(Effect.gen(function*() {
       const svc = yield* service(Rerank.Rerank, rerank, "rerank model")
-      const request = yield* jsonBody(rerank, Rerank.RerankRequest)
-      const response = yield* svc.rerank(request).pipe(Effect.mapError(fromError))
+      const limits = yield* ServerLimits
+      const request = yield* jsonBody(rerank, Rerank.RerankRequest, "model")
+      const refused = checkRerank(request, limits)
+      if (refused !== undefined) return yield* Effect.fail(refused)
+      const response = yield* bounded(rerank, svc.rerank(request), limits)
       return yield* jsonResponse(Rerank.RerankResponse, response)
     }))
   ),

@@ -1,13 +1,15 @@
 /**
- * Runs extractions in child processes so that a parser that hangs, loops or runs out of memory
- * is bounded: each request has a time-out after which its process is killed (SIGKILL) and a
- * fresh one is started for the next request; each process has a heap limit. Processes are
- * started lazily, reused, and do not keep the parent alive while idle.
+ * Runs extractions (and the chunking of embeddings mode) in child processes so that a parser
+ * that hangs, loops or runs out of memory is bounded and the parent's event loop stays free:
+ * each request has a time-out after which its process is killed (SIGKILL) and a fresh one is
+ * started for the next request; each process has a heap limit, and a process whose memory
+ * (RSS) has grown past a high-water mark is retired after its answer and replaced by a fresh
+ * one. Processes are started lazily, reused, and do not keep the parent alive while idle.
  */
 import { type ChildProcess, fork } from "node:child_process"
 import { createRequire } from "node:module"
 import { fileURLToPath, pathToFileURL } from "node:url"
-import { ExtractFailure, type Extracted, type ExtractRequest } from "./types.js"
+import { type Chunked, type ChunkRequest, ExtractFailure, type Extracted, type ExtractRequest } from "./types.js"
 
 /** Settings of the process pool. */
 export interface IsolateOptions {
@@ -15,11 +17,28 @@ export interface IsolateOptions {
   readonly concurrency: number
   /** Heap limit of each process in MiB (default 2048). */
   readonly memoryMb: number
+  /**
+   * Memory (RSS) in MiB after which a process is retired once it has answered (default 1024):
+   * memory a decoder or OCR engine grew to is given back instead of kept for ever.
+   */
+  readonly recycleMb?: number | undefined
 }
 
+/** The default RSS high-water mark of an extraction process, in MiB. */
+export const defaultRecycleMb = 1024
+
+/** One process held for several requests in a row ({@link Isolate.lease}). */
+export interface Lease {
+  readonly slot: unknown
+  readonly release: () => void
+}
+
+/** What a child is asked: an extraction or a chunking. */
+type Work = { readonly req: ExtractRequest } | { readonly chunk: ChunkRequest }
+
 type Reply =
-  | { readonly id: number; readonly ok: true; readonly value: Extracted }
-  | { readonly id: number; readonly ok: false; readonly reason: ExtractFailure["reason"]; readonly message: string }
+  | { readonly id: number; readonly ok: true; readonly value: unknown; readonly rss?: number }
+  | { readonly id: number; readonly ok: false; readonly reason: ExtractFailure["reason"]; readonly message: string; readonly rss?: number }
 
 interface Slot {
   child: ChildProcess | undefined
@@ -118,20 +137,61 @@ export class Isolate {
    * `timeoutMs`, `limit_exceeded` when the process runs out of memory, `processing_failed` when
    * it dies otherwise. `signal` aborts the request (the process is killed).
    */
-  async run(req: ExtractRequest, timeoutMs: number, signal?: AbortSignal): Promise<Extracted> {
+  run(req: ExtractRequest, timeoutMs: number, signal?: AbortSignal, lease?: Lease): Promise<Extracted> {
+    return this.work<Extracted>({ req }, timeoutMs, signal, lease)
+  }
+
+  /** Chunks pages in a child process, with the same time-out and failures as {@link run}. */
+  chunk(chunk: ChunkRequest, timeoutMs: number, signal?: AbortSignal, lease?: Lease): Promise<Chunked> {
+    return this.work<Chunked>({ chunk }, timeoutMs, signal, lease)
+  }
+
+  /**
+   * Holds one process for several requests in a row (an extraction, then its chunking), so
+   * that no other request is served between them. Release it exactly once.
+   */
+  async lease(): Promise<Lease> {
     if (this.closed) throw new ExtractFailure("processing_failed", "the local engine has been shut down")
     const slot = await this.acquire()
-    try {
-      if (!(slot.child && slot.child.connected)) this.spawn(slot)
-      await slot.ready
-      return await this.runOn(slot, req, timeoutMs, signal)
-    } finally {
-      this.release(slot)
+    let released = false
+    return {
+      slot,
+      release: () => {
+        if (released) return
+        released = true
+        this.release(slot)
+      }
     }
   }
 
-  private runOn(slot: Slot, req: ExtractRequest, timeoutMs: number, signal?: AbortSignal): Promise<Extracted> {
-    return new Promise<Extracted>((resolve, reject) => {
+  private async work<A>(work: Work, timeoutMs: number, signal?: AbortSignal, lease?: Lease): Promise<A> {
+    if (this.closed) throw new ExtractFailure("processing_failed", "the local engine has been shut down")
+    const slot = (lease?.slot as Slot | undefined) ?? await this.acquire()
+    try {
+      if (!(slot.child && slot.child.connected)) this.spawn(slot)
+      await slot.ready
+      return await this.runOn<A>(slot, work, timeoutMs, signal)
+    } finally {
+      if (lease === undefined) this.release(slot)
+    }
+  }
+
+  /** Retires a child that has grown past the high-water mark: it finishes and exits, a fresh one serves next. */
+  private retireIfLarge(slot: Slot, child: ChildProcess, rss: number | undefined): void {
+    const limit = (this.options.recycleMb ?? defaultRecycleMb) * 1024 * 1024
+    if (rss === undefined || rss <= limit || slot.child !== child) return
+    slot.child = undefined
+    this.retired++
+    // the child shuts its OCR worker down and exits when its channel closes; killed if it lingers
+    child.disconnect()
+    setTimeout(() => child.kill("SIGKILL"), 5_000).unref()
+  }
+
+  /** Processes retired at the high-water mark so far (for tests and reports). */
+  retired = 0
+
+  private runOn<A>(slot: Slot, work: Work, timeoutMs: number, signal?: AbortSignal): Promise<A> {
+    return new Promise<A>((resolve, reject) => {
       if (signal?.aborted) return reject(new ExtractFailure("timeout", "the extraction was interrupted"))
       const child = slot.child && slot.child.connected ? slot.child : this.spawn(slot)
       child.ref()
@@ -154,9 +214,10 @@ export class Isolate {
       const onMessage = (raw: unknown) => {
         const reply = raw as Reply
         if (reply.id !== id) return
-        finish(() =>
-          reply.ok ? resolve(reply.value) : reject(new ExtractFailure(reply.reason, reply.message))
-        )
+        finish(() => {
+          this.retireIfLarge(slot, child, reply.rss)
+          return reply.ok ? resolve(reply.value as A) : reject(new ExtractFailure(reply.reason, reply.message))
+        })
       }
       const onExit = (code: number | null, sig: string | null) =>
         finish(() => {
@@ -183,7 +244,7 @@ export class Isolate {
       child.on("message", onMessage)
       child.on("exit", onExit)
       signal?.addEventListener("abort", onAbort)
-      child.send({ id, req }, (err) => {
+      child.send({ id, ...work }, (err) => {
         if (err) finish(() => reject(new ExtractFailure("processing_failed", `cannot reach the extraction process: ${err.message}`)))
       })
     })

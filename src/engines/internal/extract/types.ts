@@ -4,6 +4,8 @@
  * process boundary (structured clone) unchanged.
  */
 
+import type { ChunkOut } from "../chunk/chunker.js"
+
 /** Why an extraction failed; the same literals as `RagError.ExtractionError["reason"]`. */
 export type FailureReason =
   | "password_required"
@@ -113,6 +115,21 @@ export interface ExtractRequest {
   readonly type?: string | undefined
   readonly data: Uint8Array
   readonly options: ExtractOptions
+}
+
+/** One chunking request (embeddings mode), run where the extraction runs. */
+export interface ChunkRequest {
+  readonly pages: ReadonlyArray<{ readonly page: number; readonly content: string }>
+  readonly size: number
+  readonly overlap: number
+  /** The js-tiktoken encoding that counts tokens. */
+  readonly encoding: "cl100k_base" | "o200k_base"
+}
+
+/** What chunking produces: the chunks (the wire's `ChunkOut`) and notes for the warnings. */
+export interface Chunked {
+  readonly chunks: Array<ChunkOut>
+  readonly notes: Array<string>
 }
 
 /** Limits that bound hostile input. */

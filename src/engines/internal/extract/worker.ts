@@ -4,14 +4,30 @@
  * extractor (an uncaught exception inside a library) is reported for the request in flight,
  * then the process exits and the parent starts a fresh one.
  */
+import { chunkPages } from "../chunk/chunker.js"
+import { type TiktokenEncoding, tiktoken, type Tokenizer } from "../chunk/tokenizer.js"
 import { extractDocument, toFailure } from "./index.js"
 import { shutdownOcr } from "./ocr.js"
-import type { ExtractRequest } from "./types.js"
+import type { Chunked, ChunkRequest, ExtractRequest } from "./types.js"
 
-interface Message {
-  readonly id: number
-  readonly req: ExtractRequest
+type Message =
+  | { readonly id: number; readonly req: ExtractRequest; readonly chunk?: undefined }
+  | { readonly id: number; readonly chunk: ChunkRequest; readonly req?: undefined }
+
+const tokenizers = new Map<TiktokenEncoding, Promise<Tokenizer>>()
+
+/** Chunks pages with a js-tiktoken encoding (loaded once per process). */
+const chunk = async (req: ChunkRequest): Promise<Chunked> => {
+  let tokenizer = tokenizers.get(req.encoding)
+  if (tokenizer === undefined) {
+    tokenizer = tiktoken(req.encoding)
+    tokenizers.set(req.encoding, tokenizer)
+  }
+  return chunkPages(req.pages, { size: req.size, overlap: req.overlap }, await tokenizer)
 }
+
+/** The memory this process holds (bytes), sent with every answer so the parent can recycle it. */
+const rss = () => process.memoryUsage.rss()
 
 let inFlight: number | undefined
 
@@ -35,13 +51,15 @@ process.on("disconnect", () => {
   void shutdownOcr().finally(() => process.exit(0))
 })
 process.on("message", (raw) => {
-  const { id, req } = raw as Message
+  const message = raw as Message
+  const { id } = message
   inFlight = id
-  extractDocument(req).then(
-    (value) => send({ id, ok: true, value }),
+  const work: Promise<unknown> = message.chunk !== undefined ? chunk(message.chunk) : extractDocument(message.req)
+  work.then(
+    (value) => send({ id, ok: true, value, rss: rss() }),
     (e) => {
       const f = toFailure(e)
-      return send({ id, ok: false, reason: f.reason, message: f.message })
+      return send({ id, ok: false, reason: f.reason, message: f.message, rss: rss() })
     }
   ).finally(() => {
     if (inFlight === id) inFlight = undefined

@@ -1,8 +1,10 @@
 /**
  * The SSRF guard: which addresses the local web engine may connect to.
  *
- * An address is public when ipaddr.js classifies it as `unicast` (IPv4-mapped IPv6 addresses
- * are checked as the IPv4 address they carry). Everything else (private, loopback, link-local,
+ * An address is public when ipaddr.js classifies it as `unicast`. Every IPv6 form that carries
+ * an IPv4 address is checked as the IPv4 address inside: IPv4-mapped (`::ffff:0:0/96`),
+ * IPv4-compatible (`::/96`, e.g. `::127.0.0.1`), NAT64 (`64:ff9b::/96` and the local-use
+ * `64:ff9b:1::/48`) and 6to4 (`2002::/16`, the IPv4 address in bits 16–47). Everything else (private, loopback, link-local,
  * unique-local, carrier-grade NAT, multicast, unspecified, reserved, 6to4/Teredo tunnels, ...)
  * is refused unless the policy allows it.
  *
@@ -43,10 +45,35 @@ export class Blocked extends Error {
 export const bareHost = (hostname: string): string =>
   hostname.startsWith("[") && hostname.endsWith("]") ? hostname.slice(1, -1) : hostname
 
-/** The ipaddr.js range name of an address (IPv4-mapped IPv6 unwrapped), or `invalid`. */
+/** The IPv4 address carried by an IPv6 address of a form that embeds one, else undefined. */
+export const embeddedIPv4 = (address: ipaddr.IPv6): ipaddr.IPv4 | undefined => {
+  const p = address.parts // eight 16-bit groups
+  const last32 = () => new ipaddr.IPv4([p[6]! >> 8, p[6]! & 0xff, p[7]! >> 8, p[7]! & 0xff])
+  // ::ffff:a.b.c.d (mapped) and ::a.b.c.d (compatible; `::` and `::1` are IPv6's own ranges)
+  if (p[0] === 0 && p[1] === 0 && p[2] === 0 && p[3] === 0 && p[4] === 0 && (p[5] === 0xffff || p[5] === 0)) {
+    if (p[5] === 0 && p[6] === 0 && (p[7] === 0 || p[7] === 1)) return undefined
+    return last32()
+  }
+  // 64:ff9b::/96 (well-known NAT64 prefix) and 64:ff9b:1::/48 (local-use NAT64)
+  if (p[0] === 0x64 && p[1] === 0xff9b && (p[2] === 1 || (p[2] === 0 && p[3] === 0 && p[4] === 0 && p[5] === 0))) {
+    return last32()
+  }
+  // 2002:AABB:CCDD::/48 (6to4): the IPv4 address is AA.BB.CC.DD
+  if (p[0] === 0x2002) return new ipaddr.IPv4([p[1]! >> 8, p[1]! & 0xff, p[2]! >> 8, p[2]! & 0xff])
+  return undefined
+}
+
+/** An address as it is classified: an IPv6 form carrying an IPv4 address is that IPv4 address. */
+const unwrap = (address: string): ipaddr.IPv4 | ipaddr.IPv6 => {
+  const parsed = ipaddr.parse(address)
+  if (parsed.kind() === "ipv4") return parsed
+  return embeddedIPv4(parsed as ipaddr.IPv6) ?? parsed
+}
+
+/** The ipaddr.js range name of an address (IPv4 carried in IPv6 unwrapped), or `invalid`. */
 export const rangeOf = (address: string): string => {
   if (!ipaddr.isValid(address)) return "invalid"
-  return ipaddr.process(address).range()
+  return unwrap(address).range()
 }
 
 /** Whether an address is a public unicast address. */
@@ -61,13 +88,13 @@ const hostMatches = (entry: string, host: string): boolean => {
 
 const addressMatches = (entry: string, address: string): boolean => {
   try {
-    const addr = ipaddr.process(address)
+    const addr = unwrap(address)
     if (entry.includes("/")) {
       const [range, bits] = ipaddr.parseCIDR(entry)
       return addr.kind() === range.kind() && addr.match(range, bits)
     }
     if (!ipaddr.isValid(entry)) return false
-    const other = ipaddr.process(entry)
+    const other = unwrap(entry)
     return addr.kind() === other.kind() && addr.toNormalizedString() === other.toNormalizedString()
   } catch {
     return false

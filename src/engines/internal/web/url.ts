@@ -1,6 +1,6 @@
 /**
- * URL handling of the crawler: parsing with a scheme check, normalisation for deduplication,
- * site membership and the include/exclude path patterns.
+ * URL handling of the crawler: parsing with a scheme check, normalisation for deduplication
+ * and site membership (the include/exclude path patterns are in `path-filter.ts`).
  */
 
 /** The schemes the engine ever fetches. */
@@ -61,38 +61,6 @@ export const sameSite = (start: URL, url: URL, includeSubdomains = false): boole
   const b = siteHost(url.hostname)
   if (a === b) return start.port === url.port
   return includeSubdomains && b.endsWith(`.${a}`)
-}
-
-/** Compiled include/exclude patterns (regular expressions over the path and query). */
-export interface PathFilter {
-  readonly include: ReadonlyArray<RegExp>
-  readonly exclude: ReadonlyArray<RegExp>
-}
-
-/**
- * Compiles the patterns of a crawl request. Each pattern is a regular expression matched
- * against the URL path with its query (`/blog/post-1?x=1`), unanchored unless it anchors
- * itself (as Firecrawl does). Throws a `SyntaxError` naming the bad pattern.
- */
-export const compileFilter = (
-  includePaths: ReadonlyArray<string> | undefined,
-  excludePaths: ReadonlyArray<string> | undefined
-): PathFilter => {
-  const compile = (p: string) => {
-    try {
-      return new RegExp(p)
-    } catch (e) {
-      throw new SyntaxError(`invalid path pattern ${JSON.stringify(p)}: ${(e as Error).message}`)
-    }
-  }
-  return { include: (includePaths ?? []).map(compile), exclude: (excludePaths ?? []).map(compile) }
-}
-
-/** Whether a URL passes the filter: no exclude pattern matches, and an include pattern does (when any). */
-export const passes = (filter: PathFilter, url: URL): boolean => {
-  const target = url.pathname + url.search
-  if (filter.exclude.some((r) => r.test(target))) return false
-  return filter.include.length === 0 || filter.include.some((r) => r.test(target))
 }
 
 /**

@@ -1,0 +1,63 @@
+/**
+ * The server's limits on what one client can make it do: request body sizes per route, how
+ * long a body may pause, JSON nesting, inputs per embeddings and rerank call, and how long
+ * model work may take. `Server.layer` provides them from its options (`effect-rag serve` from
+ * its flags); without that, routes read the defaults. `docs/server.md` lists them.
+ */
+import { Context } from "effect"
+
+/** The limits. Every field has a default ({@link defaults}). */
+export interface Limits {
+  /** Body of a JSON route (web, scrape, crawl, map, generation): bytes. Default 1 MiB. */
+  readonly jsonBodyBytes: number
+  /** Body of `/v1/embeddings`, `/v1/rerank` and `/v1/chat/completions`: bytes. Default 8 MiB. */
+  readonly modelBodyBytes: number
+  /** A request body that sends nothing for this long is answered 408 and its connection closed (ms). Default 30 s. */
+  readonly bodyIdleMs: number
+  /** Deepest nesting of arrays and objects in a JSON body. Default 64. */
+  readonly jsonDepth: number
+  /** Inputs of one `/v1/embeddings` call. Default 256. */
+  readonly embeddingInputs: number
+  /** Documents of one `/v1/rerank` call. Default 256. */
+  readonly rerankDocuments: number
+  /** Characters of one embeddings input, rerank query or rerank document. Default 32,768. */
+  readonly inputChars: number
+  /** Time one embeddings or rerank call may take before it is answered 504 (ms). Default 60 s. */
+  readonly modelTimeoutMs: number
+  /**
+   * Upload bytes held in memory at once, across every upload being received or waiting for
+   * extraction. An upload that would go over is answered 503 with `Retry-After`. Default 256 MiB.
+   */
+  readonly uploadBytesInFlight: number
+}
+
+/** The defaults. */
+export const defaults: Limits = {
+  jsonBodyBytes: 1024 * 1024,
+  modelBodyBytes: 8 * 1024 * 1024,
+  bodyIdleMs: 30_000,
+  jsonDepth: 64,
+  embeddingInputs: 256,
+  rerankDocuments: 256,
+  inputChars: 32_768,
+  modelTimeoutMs: 60_000,
+  uploadBytesInFlight: 256 * 1024 * 1024
+}
+
+/** The limits a server runs with (the defaults unless provided). */
+export class ServerLimits extends Context.Reference<ServerLimits>()("effect-rag/server/ServerLimits", {
+  defaultValue: (): Limits => defaults
+}) {}
+
+/** The defaults with the given fields replaced (an undefined field keeps its default). */
+export const resolve = (given: Partial<{ readonly [K in keyof Limits]: Limits[K] | undefined }> = {}): Limits => {
+  const out: { -readonly [K in keyof Limits]: Limits[K] } = { ...defaults }
+  for (const key of Object.keys(defaults) as Array<keyof Limits>) {
+    const value = given[key]
+    if (value !== undefined) {
+      if (!Number.isFinite(value) || value <= 0) throw new RangeError(`server limit ${key} must be a positive number, not ${value}`)
+      out[key] = value
+    }
+  }
+  return out
+}
