@@ -70,7 +70,7 @@ export interface Options {
   /**
    * `process` (default): each extraction runs in a reusable child process that is killed at the
    * time-out, so even a parser stuck in a synchronous loop is bounded; so does the chunking of
-   * embeddings mode (with a js-tiktoken `tokenizer`), so neither holds this process's event
+   * embeddings mode (with a tiktoken `tokenizer` name), so neither holds this process's event
    * loop. `inline`: in this process; cheaper to start, but the time-out can only interrupt
    * parsers that yield, and chunking runs on this process's event loop.
    */
@@ -241,7 +241,7 @@ export const make = (options: Options = {}): Effect.Effect<Upload.Service, never
 
     /**
      * Chunks the pages of a file: in an extraction process under the per-file time-out when
-     * the tokenizer is a js-tiktoken encoding, else here.
+     * the tokenizer is a tiktoken encoding name, else here.
      */
     const chunkFile = (file: Upload.UploadFile, pages: ReadonlyArray<Upload.PageContent>) =>
       isolate && typeof configured !== "object"

@@ -8,7 +8,7 @@ import cl100k from "js-tiktoken/ranks/cl100k_base"
 import o200k from "js-tiktoken/ranks/o200k_base"
 import { readFileSync } from "node:fs"
 import { describe, expect, it } from "vitest"
-import { tiktoken } from "../../src/engines/internal/chunk/tokenizer.js"
+import { maxRunChars, tiktoken } from "../../src/engines/internal/chunk/tokenizer.js"
 import { sharedPath } from "../../src/internal/shared.js"
 
 const texts = [
@@ -34,4 +34,19 @@ describe("tokenizer", () => {
       for (const text of texts) expect(tok.count(text), JSON.stringify(text.slice(0, 40))).toBe(reference.encode(text, [], []).length)
     })
   }
+
+  it("a run without whitespace longer than maxRunChars is counted in slices (bounded work, a close count)", async () => {
+    const tok = await tiktoken("cl100k_base")
+    const reference = new Tiktoken(cl100k)
+    // a pseudo-random letter run: no repeated word for the cache to help with
+    const run = (n: number) => Array.from({ length: n }, (_, i) => String.fromCharCode(97 + ((i * 7919) % 26))).join("")
+    const text = `Intro words here. ${run(3 * maxRunChars + 100)} and the end.`
+    const exact = reference.encode(text, [], []).length
+    const counted = tok.count(text)
+    expect(counted).toBeGreaterThanOrEqual(exact)
+    expect(counted - exact).toBeLessThanOrEqual(4 * 3) // a few tokens per slice boundary
+    // 1 MiB of one "word" finishes (quadratic BPE over one piece would take most of an hour)
+    const huge = tok.count(run(1 << 20))
+    expect(huge).toBeGreaterThan((1 << 20) / 8)
+  })
 })

@@ -22,10 +22,35 @@ export type TiktokenEncoding = "cl100k_base" | "o200k_base"
 /** Special tokens are ordinary text in a document. */
 const asText = { allowedSpecial: new Set<string>(), disallowedSpecial: new Set<string>() }
 
+/**
+ * The longest run without whitespace that is counted as one piece. BPE merges within one
+ * pre-tokenised piece take time quadratic in its length (64 KiB of one "word" takes seconds, a
+ * megabyte would take the better part of an hour), so a longer run (base64, minified code, a
+ * hostile file) is counted in slices of this length: its count may then exceed tiktoken's by a
+ * few tokens per slice, and every text with a whitespace at least this often is counted exactly.
+ */
+export const maxRunChars = 1024
+
+const longRun = new RegExp(`\\S{${maxRunChars + 1},}`, "g")
+
+/** Counts `text`, slicing runs longer than `maxRunChars` (see there). */
+const bounded = (count: (text: string) => number) => (text: string): number => {
+  if (text.length <= maxRunChars) return text.length === 0 ? 0 : count(text)
+  longRun.lastIndex = 0
+  let total = 0
+  let from = 0
+  for (let m = longRun.exec(text); m !== null; m = longRun.exec(text)) {
+    if (m.index > from) total += count(text.slice(from, m.index))
+    for (let i = 0; i < m[0].length; i += maxRunChars) total += count(m[0].slice(i, i + maxRunChars))
+    from = m.index + m[0].length
+  }
+  return from === 0 ? count(text) : total + (from < text.length ? count(text.slice(from)) : 0)
+}
+
 /** Loads a tiktoken encoding (no network: the ranks are part of the package). */
 export const tiktoken = async (encoding: TiktokenEncoding = "cl100k_base"): Promise<Tokenizer> => {
   const { countTokens } = encoding === "o200k_base"
     ? await import("gpt-tokenizer/encoding/o200k_base")
     : await import("gpt-tokenizer/encoding/cl100k_base")
-  return { name: encoding, count: (text) => (text.length === 0 ? 0 : countTokens(text, asText)) }
+  return { name: encoding, count: bounded((text) => countTokens(text, asText)) }
 }

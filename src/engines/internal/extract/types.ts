@@ -122,7 +122,7 @@ export interface ChunkRequest {
   readonly pages: ReadonlyArray<{ readonly page: number; readonly content: string }>
   readonly size: number
   readonly overlap: number
-  /** The js-tiktoken encoding that counts tokens. */
+  /** The tiktoken encoding that counts tokens. */
   readonly encoding: "cl100k_base" | "o200k_base"
 }
 

@@ -16,7 +16,7 @@ type Message =
 
 const tokenizers = new Map<TiktokenEncoding, Promise<Tokenizer>>()
 
-/** Chunks pages with a js-tiktoken encoding (loaded once per process). */
+/** Chunks pages with a tiktoken encoding (loaded once per process). */
 const chunk = async (req: ChunkRequest): Promise<Chunked> => {
   let tokenizer = tokenizers.get(req.encoding)
   if (tokenizer === undefined) {
