@@ -25,7 +25,7 @@ describe("effect-rag serve", () => {
       // --max-json-bytes: a scrape body over 1,000 bytes is a 413
       const big = await fetch(`${server.url}/v1/scrape`, { method: "POST", body: JSON.stringify({ url: "http://example.com/", x: "y".repeat(2000) }) })
       expect(big.status).toBe(413)
-      expect(await big.json()).toMatchObject({ error: { type: "payload_too_large", message: expect.stringContaining("1000 bytes") } })
+      expect(await big.json()).toMatchObject({ success: false, code: "body_too_large", error: expect.stringContaining("1000 bytes") })
     } finally {
       expect(await server.stop()).not.toBeNull()
     }

@@ -187,6 +187,10 @@ export const read = (
         Effect.mapError(() => bodyTooLarge(endpoint, maxBytes))
       )
     }
+    const cached = bodies.get(source)
+    if (cached !== undefined) {
+      return cached.byteLength > maxBytes ? Effect.fail(bodyTooLarge(endpoint, maxBytes)) : Effect.succeed(cached)
+    }
     const chunks: Array<Buffer> = []
     return stream(source, {
       endpoint,
@@ -196,8 +200,15 @@ export const read = (
         chunks.push(chunk)
         return undefined
       }
-    }).pipe(Effect.map(() => Buffer.concat(chunks)))
+    }).pipe(Effect.map(() => {
+      const body = Buffer.concat(chunks)
+      bodies.set(source, body)
+      return body
+    }))
   })
+
+/** Bodies already read, by request: a handler may read its body more than once (as the platform's own reader allows). */
+const bodies = new WeakMap<object, Buffer>()
 
 // =============================================================================
 // JSON
