@@ -112,7 +112,7 @@ export const gluedRate = (candidate: ReadonlyArray<string>, reference: ReadonlyA
   return glued / candidate.length
 }
 
-const MARKUP = /\\[\\`*_{}[\]()#+\-.!|>~<]|\*\*|__|(?<![\p{L}\p{N}*])\*(?=[\p{L}\p{N}])[^*\n]{1,80}(?<=[\p{L}\p{N}])\*(?![\p{L}\p{N}*])|(?<![\p{L}\p{N}_])_(?=[\p{L}\p{N}])[^_\n]{1,80}(?<=[\p{L}\p{N}])_(?![\p{L}\p{N}_])/gu
+const MARKUP = /\\[\\`*_{}[\]()#+\-.!|>~<]|\*\*(?=[\p{L}\p{N}])|(?<=[\p{L}\p{N}])\*\*|__(?=[\p{L}\p{N}])|(?<=[\p{L}\p{N}])__|(?<![\p{L}\p{N}*])\*(?=[\p{L}\p{N}])[^*\n]{1,80}(?<=[\p{L}\p{N}])\*(?![\p{L}\p{N}*])|(?<![\p{L}\p{N}_])_(?=[\p{L}\p{N}])[^_\n]{1,80}(?<=[\p{L}\p{N}])_(?![\p{L}\p{N}_])/gu
 
 /** Markdown escapes and emphasis markers per 1000 words of a text. */
 export const markupRate = (text: string): number => {

@@ -3,8 +3,10 @@
  * to Markdown, plus the header and footer parts read from the zip (mammoth skips them). The
  * container is opened with limits first, so mammoth never sees a zip bomb.
  */
+import { parseHTML } from "linkedom"
 import mammoth from "mammoth"
 import { htmlToMarkdown } from "./markdown.js"
+import { applyListStarts, numberedItems, wordParagraphText } from "./numbering.js"
 import { isXmlPart, mediaDataUrls, naturalCompare, parsePart, properties } from "./ooxml.js"
 import type { Extracted, ExtractOptions } from "./types.js"
 import { ExtractFailure } from "./types.js"
@@ -12,6 +14,17 @@ import { paragraphs } from "./xml.js"
 import { openZip } from "./zip.js"
 
 const wordTags = { p: "w:p", t: "w:t", tab: "w:tab", br: "w:br" } as const
+
+/** mammoth's HTML as a DOM, each numbered list starting at the number Word shows. */
+const withListStarts = (html: string, zip: ReturnType<typeof openZip>): string | object => {
+  const numbering = zip.text("word/numbering.xml") ? parsePart(zip, "word/numbering.xml") : undefined
+  if (!numbering || !html.includes("<ol")) return html
+  const items = numberedItems(parsePart(zip, "word/document.xml") ?? [], numbering, wordParagraphText)
+  if (!items.some((i) => i.number !== 1)) return html
+  const { document } = parseHTML(`<!doctype html><html><body>${html}</body></html>`)
+  applyListStarts(Array.from(document.querySelectorAll("ol")) as unknown as Parameters<typeof applyListStarts>[0], items)
+  return document.body
+}
 
 /** Extracts a DOCX. */
 export const extractDocx = async (data: Uint8Array, options: ExtractOptions): Promise<Extracted> => {
@@ -41,7 +54,7 @@ export const extractDocx = async (data: Uint8Array, options: ExtractOptions): Pr
   } catch (e) {
     throw new ExtractFailure("corrupt", `the DOCX cannot be read: ${(e as Error).message}`)
   }
-  const body = htmlToMarkdown(html)
+  const body = htmlToMarkdown(withListStarts(html, zip))
   // headers and footers: each distinct paragraph once, in part order
   const seen = new Set<string>()
   const headerLines: Array<string> = []

@@ -1,0 +1,102 @@
+/**
+ * Text for retrieval: the extraction regressions found on third-party documents, rebuilt as
+ * small documents made here (the benchmark corpus is not downloaded in CI).
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { zipSync } from "fflate"
+import { extractDocument, type Extracted } from "../../src/engines/internal/extract/index.js"
+
+const enc = new TextEncoder()
+const options = { enableOcr: false, imagesOnly: false, textOnly: false, ocrLanguages: "eng" }
+const extract = (name: string, data: Uint8Array): Promise<Extracted> => extractDocument({ name, data, options })
+const text = (doc: Extracted) => doc.units.map((u) => u.content).join("\n\n")
+
+const W = `xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"`
+
+/** A DOCX of the given body paragraphs (WordprocessingML), with a numbering part when given. */
+const docx = (body: string, numbering?: string): Uint8Array =>
+  zipSync({
+    "[Content_Types].xml": enc.encode(
+      `<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="xml" ContentType="application/xml"/><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/>${
+        numbering ? `<Override PartName="/word/numbering.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.numbering+xml"/>` : ""
+      }</Types>`
+    ),
+    "_rels/.rels": enc.encode(
+      `<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>`
+    ),
+    "word/_rels/document.xml.rels": enc.encode(
+      `<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">${
+        numbering ? `<Relationship Id="rIdN" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/numbering" Target="numbering.xml"/>` : ""
+      }</Relationships>`
+    ),
+    "word/document.xml": enc.encode(`<?xml version="1.0"?><w:document ${W}><w:body>${body}</w:body></w:document>`),
+    ...(numbering ? { "word/numbering.xml": enc.encode(`<?xml version="1.0"?><w:numbering ${W}>${numbering}</w:numbering>`) } : {})
+  })
+
+const para = (t: string, numId?: number, ilvl = 0, run = "") =>
+  `<w:p>${numId !== undefined ? `<w:pPr><w:numPr><w:ilvl w:val="${ilvl}"/><w:numId w:val="${numId}"/></w:numPr></w:pPr>` : ""}<w:r>${run}<w:t xml:space="preserve">${t}</w:t></w:r></w:p>`
+
+const abstract = (id: number, start: number, fmt = "decimal") =>
+  `<w:abstractNum w:abstractNumId="${id}"><w:lvl w:ilvl="0"><w:start w:val="${start}"/><w:numFmt w:val="${fmt}"/><w:lvlText w:val="%1."/></w:lvl><w:lvl w:ilvl="1"><w:start w:val="1"/><w:numFmt w:val="lowerLetter"/><w:lvlText w:val="%2)"/></w:lvl></w:abstractNum>`
+
+describe("DOCX list numbers as the document shows them", () => {
+  it("a list that starts at 6 keeps 6, 7; an interrupted list goes on counting", async () => {
+    const numbering = abstract(1, 6) + abstract(2, 1) + `<w:num w:numId="1"><w:abstractNumId w:val="1"/></w:num><w:num w:numId="2"><w:abstractNumId w:val="2"/></w:num>`
+    const body = [
+      para("Steps continue here."),
+      para("Sixth step", 1),
+      para("Seventh step", 1),
+      para("Ordinary list"),
+      para("First item", 2),
+      para("Second item", 2),
+      para("A note between the items."),
+      para("Third item", 2)
+    ].join("")
+    const out = text(await extract("list.docx", docx(body, numbering)))
+    expect(out).toMatch(/^6\.\s+Sixth step$/m)
+    expect(out).toMatch(/^7\.\s+Seventh step$/m)
+    expect(out).toMatch(/^1\.\s+First item$/m)
+    expect(out).toMatch(/^2\.\s+Second item$/m)
+    expect(out).toMatch(/^3\.\s+Third item$/m)
+  })
+
+  it("a start override restarts the level where its list is first used", async () => {
+    const numbering = abstract(1, 1) +
+      `<w:num w:numId="1"><w:abstractNumId w:val="1"/></w:num><w:num w:numId="2"><w:abstractNumId w:val="1"/><w:lvlOverride w:ilvl="0"><w:startOverride w:val="10"/></w:lvlOverride></w:num>`
+    const body = [para("Alpha", 1), para("Beta", 1), para("Between."), para("Tenth", 2), para("Eleventh", 2)].join("")
+    const out = text(await extract("override.docx", docx(body, numbering)))
+    expect(out).toMatch(/^1\.\s+Alpha$/m)
+    expect(out).toMatch(/^10\.\s+Tenth$/m)
+    expect(out).toMatch(/^11\.\s+Eleventh$/m)
+  })
+})
+
+describe("running text without Markdown escapes or emphasis markers", () => {
+  it("DOCX: bold and italic runs are plain words, brackets and arrows stay as written", async () => {
+    const body = [
+      para("Bold", undefined, 0, "<w:rPr><w:b/></w:rPr>"),
+      para("custom change of b. -> e. as in [1]"),
+      `<w:p><w:r><w:t xml:space="preserve">a </w:t></w:r><w:r><w:rPr><w:b/></w:rPr><w:t>bold</w:t></w:r><w:r><w:t xml:space="preserve"> and </w:t></w:r><w:r><w:rPr><w:i/></w:rPr><w:t>italic</w:t></w:r><w:r><w:t xml:space="preserve"> phrase_with_underscores * star</w:t></w:r></w:p>`
+    ].join("")
+    const out = text(await extract("emphasis.docx", docx(body)))
+    expect(out).toContain("custom change of b. -> e. as in [1]")
+    expect(out).toContain("a bold and italic phrase_with_underscores * star")
+    expect(out).not.toMatch(/\\|\*\*|\*italic\*|_italic_/)
+  })
+
+  it("HTML: headings, lists and tables stay Markdown; links are their text; spans are not repeated", async () => {
+    const html = `<!doctype html><html><body><article><h1>Release notes</h1>
+      <p>The <strong>fast</strong> path is <em>now</em> the default -&gt; see [2] and <a href="https://example.org/x">the guide</a>.</p>
+      <ol start="6"><li>sixth</li><li>seventh</li></ol>
+      <table><tr><th colspan="2">Merged header</th></tr><tr><td>a</td><td>b</td></tr></table>
+      <p>Further text so that the article is long enough to be taken as the main content of the page by the reader.</p>
+    </article></body></html>`
+    const out = text(await extract("notes.html", enc.encode(html)))
+    expect(out).toContain("# Release notes")
+    expect(out).toContain("The fast path is now the default -> see [2] and the guide.")
+    expect(out).toMatch(/^6\.\s+sixth$/m)
+    expect(out).toContain("| Merged header |  |")
+    expect(out).not.toContain("example.org")
+    expect(out.match(/Merged header/g)).toHaveLength(1)
+  })
+})
