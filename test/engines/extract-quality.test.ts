@@ -100,3 +100,56 @@ describe("running text without Markdown escapes or emphasis markers", () => {
     expect(out.match(/Merged header/g)).toHaveLength(1)
   })
 })
+
+/** A one-page PDF (Helvetica) whose text items are drawn in the given order at the given places. */
+const pdf = (items: ReadonlyArray<{ x: number; y: number; text: string }>): Uint8Array => {
+  const stream = items.map((i) => `BT /F1 10 Tf ${i.x} ${i.y} Td (${i.text}) Tj ET`).join("\n")
+  const objects = [
+    "<< /Type /Catalog /Pages 2 0 R >>",
+    "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+    "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>",
+    "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+    `<< /Length ${stream.length} >>\nstream\n${stream}\nendstream`
+  ]
+  let out = "%PDF-1.4\n"
+  const offsets: Array<number> = []
+  objects.forEach((o, i) => {
+    offsets.push(out.length)
+    out += `${i + 1} 0 obj\n${o}\nendobj\n`
+  })
+  const xref = out.length
+  out += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, "0")} 00000 n \n`).join("")}`
+  out += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`
+  return enc.encode(out)
+}
+
+describe("PDF columns in reading order", () => {
+  const columns = [
+    ["Q visas are issued", "to participants in an", "international cultural", "exchange program that", "the Attorney General", "has designated."],
+    ["can download the", "complete text of most", "publications from the", "website at any time", "of the day or night", "without a fee."],
+    ["meet the closer", "connection exception", "to the substantial", "presence test if you", "were present fewer", "than 183 days."]
+  ]
+  const columnText = columns.map((c) => c.join("\n"))
+
+  it("a three-column page drawn row by row (and right to left) reads column after column, no glued words", async () => {
+    const items: Array<{ x: number; y: number; text: string }> = [{ x: 72, y: 740, text: "Instructions for Form 1040-NR" }]
+    for (let row = 0; row < 6; row++) {
+      for (const col of [1, 0, 2]) items.push({ x: 72 + col * 170, y: 700 - row * 12, text: columns[col]![row]! })
+    }
+    items.push({ x: 72, y: 600, text: "Page footer spanning the width of the page, after the columns end." })
+    const out = text(await extract("irs.pdf", pdf(items)))
+    expect(out.startsWith("Instructions for Form 1040-NR\n")).toBe(true)
+    for (const c of columnText) expect(out).toContain(c)
+    expect(out.indexOf(columnText[0]!)).toBeLessThan(out.indexOf(columnText[1]!))
+    expect(out.indexOf(columnText[1]!)).toBeLessThan(out.indexOf(columnText[2]!))
+    expect(out.trim().endsWith("after the columns end.")).toBe(true)
+    expect(out).not.toMatch(/issuedcan|mostmeet|issued ?can/)
+  })
+
+  it("a table of short cells keeps its rows", async () => {
+    const rows = [["Name", "Code", "Rate"], ["Alpha", "A1", "0.5"], ["Beta", "B2", "0.7"], ["Gamma", "C3", "0.9"]]
+    const items = rows.flatMap((r, i) => r.map((cell, j) => ({ x: 72 + j * 150, y: 700 - i * 14, text: cell })))
+    const out = text(await extract("table.pdf", pdf(items)))
+    expect(out).toBe("Name Code Rate\nAlpha A1 0.5\nBeta B2 0.7\nGamma C3 0.9")
+  })
+})
