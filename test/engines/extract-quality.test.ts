@@ -3,8 +3,12 @@
  * small documents made here (the benchmark corpus is not downloaded in CI).
  */
 import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
 import { zipSync } from "fflate"
+import * as Upload from "../../src/api/Upload.js"
 import { extractDocument, type Extracted } from "../../src/engines/internal/extract/index.js"
+import * as LocalFiles from "../../src/engines/LocalFiles.js"
+import { citationOf, placeOf, sourceHeader } from "../../src/pipeline/internal/answer-citations.js"
 
 const enc = new TextEncoder()
 const options = { enableOcr: false, imagesOnly: false, textOnly: false, ocrLanguages: "eng" }
@@ -151,5 +155,34 @@ describe("PDF columns in reading order", () => {
     const items = rows.flatMap((r, i) => r.map((cell, j) => ({ x: 72 + j * 150, y: 700 - i * 14, text: cell })))
     const out = text(await extract("table.pdf", pdf(items)))
     expect(out).toBe("Name Code Rate\nAlpha A1 0.5\nBeta B2 0.7\nGamma C3 0.9")
+  })
+})
+
+describe("citations name the sheet, the slide or the page", () => {
+  it("spreadsheet chunks carry their sheet name, and a citation shows it", async () => {
+    const XLSX = await import("@e965/xlsx")
+    const wb = XLSX.utils.book_new()
+    XLSX.utils.book_append_sheet(wb, XLSX.utils.aoa_to_sheet([["Region", "Sales"], ["North", 120]]), "Summary")
+    XLSX.utils.book_append_sheet(wb, XLSX.utils.aoa_to_sheet([["Quarter", "Revenue"], ["Q3", 4200]]), "Revenue 2024")
+    const data = new Uint8Array(XLSX.write(wb, { type: "array", bookType: "xlsx" }) as ArrayBuffer)
+    const result = await Effect.runPromise(
+      Effect.flatMap(Upload.Upload, (u) => u.extractChunks({ name: "budget.xlsx", data }, {})).pipe(
+        Effect.provide(LocalFiles.layer({ isolation: "inline" }))
+      )
+    )
+    const chunks = result.data.data.chunks
+    const revenue = chunks.find((c) => c.content.includes("4200"))!
+    expect(revenue.from_page).toBe(2)
+    expect(revenue.from_sheet).toBe("Revenue 2024")
+    const hit = { id: "d#1", documentId: "d", title: undefined, metadata: { source: "budget.xlsx", page: 2, sheet: "Revenue 2024", type: "xlsx" } }
+    expect(citationOf(hit).place).toBe(`sheet "Revenue 2024"`)
+    expect(sourceHeader({ ...citationOf(hit), n: 1, text: "" })).toBe(`[1] budget.xlsx, sheet "Revenue 2024"`)
+  })
+
+  it("slides cite the slide, PDFs and other documents the page", () => {
+    expect(placeOf({ type: "pptx" }, 3)).toBe("slide 3")
+    expect(placeOf({ type: "pdf" }, 7)).toBe("page 7")
+    expect(placeOf({ type: "xlsx" }, 2)).toBe("sheet 2")
+    expect(placeOf({ type: "text" }, undefined)).toBeUndefined()
   })
 })
