@@ -1,11 +1,11 @@
 /**
  * Word list numbers as the document shows them. mammoth writes every numbered list as an `<ol>`
  * counting from 1; Word counts from the level's `w:start` (or a `w:startOverride`), and a list
- * interrupted by other paragraphs goes on counting. This reads `word/numbering.xml` and the
- * numbered paragraphs of `word/document.xml`, computes each item's number, and gives each
+ * interrupted by other paragraphs goes on counting. This reads `word/numbering.xml` and scans
+ * the numbered paragraphs of `word/document.xml` (no DOM: bodies can be tens of MB), computes each item's number, and gives each
  * `<ol>` of mammoth's HTML the `start` of its first item (turndown numbers the items from it).
  */
-import { attrsOf, childrenOf, find, findAll, tagOf, type XNode } from "./xml.js"
+import { attrsOf, childrenOf, findAll, tagOf, type XNode } from "./xml.js"
 
 interface Level {
   readonly start: number
@@ -62,27 +62,49 @@ export interface NumberedItem {
 
 const normal = (s: string) => s.replace(/\s+/g, " ").trim()
 
+const xmlEntities: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: "\"", apos: "'" }
+const decode = (s: string) =>
+  s.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (m, e: string) => {
+    if (e[0] === "#") {
+      const code = e[1] === "x" || e[1] === "X" ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10)
+      return Number.isFinite(code) && code <= 0x10ffff ? String.fromCodePoint(code) : m
+    }
+    return xmlEntities[e.toLowerCase()] ?? m
+  })
+
+/** The paragraphs of `word/document.xml` that have a `w:numPr`: numId, level and text (a scan, no DOM). */
+const numberedParagraphs = function*(xml: string): Generator<{ numId: string; ilvl: number; text: string }> {
+  const starts = /<w:p[\s>/]/g
+  let m = starts.exec(xml)
+  while (m) {
+    const from = m.index
+    m = starts.exec(xml)
+    const segment = xml.slice(from, m ? m.index : xml.length)
+    const numPr = /<w:numPr>([\s\S]*?)<\/w:numPr>/.exec(segment.slice(0, segment.indexOf("</w:pPr>") + 1 || 2048))
+    if (!numPr) continue
+    const numId = /<w:numId\b[^>]*\bw:val="([^"]*)"/.exec(numPr[1]!)?.[1]
+    const ilvl = Number(/<w:ilvl\b[^>]*\bw:val="([^"]*)"/.exec(numPr[1]!)?.[1] ?? 0)
+    if (numId === undefined) continue
+    const body = segment.replace(/<w:del\b[\s\S]*?<\/w:del>|<mc:Fallback>[\s\S]*?<\/mc:Fallback>/g, "")
+    let text = ""
+    for (const t of body.matchAll(/<w:t(?:\s[^>]*)?>([^<]*)<\/w:t>|<w:tab\/>/g)) text += t[1] === undefined ? "\t" : decode(t[1])
+    yield { numId, ilvl, text }
+  }
+}
+
 /**
- * The ordered-list paragraphs of a document body, in order, with the number Word shows for
- * each. Lists of one abstract definition share their counters (Word's rule) unless a
- * `w:num` overrides a level's start, which restarts that level where the num is first used.
+ * The ordered-list paragraphs of a document body (the XML text of `word/document.xml`), in
+ * order, with the number Word shows for each. Lists of one abstract definition share their
+ * counters (Word's rule) unless a `w:num` overrides a level's start, which restarts that level
+ * where the num is first used.
  */
-export const numberedItems = (
-  document: ReadonlyArray<XNode>,
-  numbering: ReadonlyArray<XNode>,
-  paragraphText: (p: XNode) => string
-): Array<NumberedItem> => {
+export const numberedItems = (documentXml: string, numbering: ReadonlyArray<XNode>): Array<NumberedItem> => {
   const n = readNumbering(numbering)
   const counters = new Map<string, Array<number | undefined>>()
   const usedNums = new Set<string>()
   const items: Array<NumberedItem> = []
-  for (const p of findAll(document, "w:p")) {
-    const pPr = childrenOf(p).find((c) => tagOf(c) === "w:pPr")
-    const numPr = pPr ? childrenOf(pPr).find((c) => tagOf(c) === "w:numPr") : undefined
-    if (!numPr) continue
-    const numId = val(numPr, "w:numId")
-    const ilvl = Number(val(numPr, "w:ilvl") ?? 0)
-    if (numId === undefined || numId === "0") continue
+  for (const { ilvl, numId, text } of numberedParagraphs(documentXml)) {
+    if (numId === "0") continue
     const abs = n.abstractOf.get(numId)
     const level = abs === undefined ? undefined : n.levels.get(abs)?.get(ilvl)
     if (abs === undefined || level === undefined) continue
@@ -94,7 +116,7 @@ export const numberedItems = (
     }
     counter[ilvl] = counter[ilvl] === undefined ? level.start : counter[ilvl]! + 1
     for (let deeper = ilvl + 1; deeper < counter.length; deeper++) counter[deeper] = undefined
-    if (level.ordered) items.push({ number: counter[ilvl]!, level: ilvl, text: normal(paragraphText(p)) })
+    if (level.ordered) items.push({ number: counter[ilvl]!, level: ilvl, text: normal(text) })
   }
   return items
 }
@@ -141,22 +163,4 @@ export const applyListStarts = (ols: ReadonlyArray<Ol>, items: ReadonlyArray<Num
     cursor = at + 1
     if (items[at]!.number !== 1) ol.setAttribute("start", String(items[at]!.number))
   }
-}
-
-/** The paragraph text of a `w:p` as mammoth reads it (runs' `w:t`, tabs as a tab). */
-export const wordParagraphText = (p: XNode): string => {
-  let out = ""
-  const visit = (nodes: ReadonlyArray<XNode>) => {
-    for (const node of nodes) {
-      const tag = tagOf(node)
-      if (tag === undefined || tag === "w:del" || tag === "mc:Fallback" || tag === "w:pPr") continue
-      if (tag === "w:t") {
-        const text = find([node], "#text")
-        out += text ? String(text["#text"] ?? "") : ""
-      } else if (tag === "w:tab") out += "\t"
-      else visit(childrenOf(node))
-    }
-  }
-  visit(childrenOf(p))
-  return out
 }
