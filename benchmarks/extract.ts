@@ -100,7 +100,9 @@ const ours = (): Peer => {
 
 const child = async (extractor: string, format: string): Promise<GroupResult> => {
   const peer = extractor === "effect-rag" ? ours() : (await loadPeers())[extractor]!
-  const entries = manifest.files.filter((e) => e.format === format)
+  const entries = manifest.files.filter(
+    (e) => e.format === format && TextQuality.words(readFileSync(referencePath(e), "utf8")).length > 0
+  )
   try {
     await peer.extract(filePath(entries[0]!), format) // load the libraries
   } catch {
@@ -184,6 +186,12 @@ const parent = async () => {
   if (missing.length > 0) {
     console.log(`bench:extract: ${missing.length} corpus files or references are missing (npm run corpus); they are left out.`)
     manifest.files = manifest.files.filter((e) => !missing.includes(e))
+  }
+  // a document whose reference has no words measures nothing (precision of any text is 0)
+  const empty = manifest.files.filter((e) => TextQuality.words(readFileSync(referencePath(e), "utf8")).length === 0)
+  if (empty.length > 0) {
+    console.log(`bench:extract: ${empty.length} documents whose reference text has no words are left out: ${empty.map((e) => e.id).join(", ")}`)
+    manifest.files = manifest.files.filter((e) => !empty.includes(e))
   }
   const only = arg("--only")
   const formatsArg = arg("--format")?.split(",")

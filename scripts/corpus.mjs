@@ -9,13 +9,15 @@
  *   node scripts/corpus.mjs --from-mirror DIR      read the pinned commits from local git snapshots
  *                                                  (DIR/<owner>+<name>/repo or DIR/<owner>+<name>)
  *   node scripts/corpus.mjs fetch|reference        one step only
- *   options: --dir DIR (default $EFFECT_RAG_CORPUS or benchmarks/corpus/data), --force
+ *   options: --dir DIR (default $EFFECT_RAG_CORPUS or benchmarks/corpus/data), --force (fetch and
+ *   write again), --format xls,xlsx (reference texts of those formats only)
  *
  * Every file is checked against its sha256 (a mismatch is an error, the file is not kept), and
  * no file may have the sha256 of a shared fixture (../shared/fixtures/docs).
  *
  * Reference tools: pdf → poppler `pdftotext`; docx, pptx → the text runs of the OOXML parts
- * (read here, in document order); xlsx, xls → LibreOffice headless CSV export of every sheet;
+ * (read here, in document order); xlsx, xls → LibreOffice headless CSV export of every sheet
+ * (cells as shown) after the sheet's name;
  * html → `w3m -dump`; image → `tesseract` (eng); csv, txt → the decoded text; json → keys and
  * scalar values in document order; xml → text nodes and CDATA in document order.
  */
@@ -23,7 +25,7 @@ import { execFileSync, spawnSync } from "node:child_process"
 import { createHash } from "node:crypto"
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { dirname, join, resolve } from "node:path"
+import { basename, dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { unzipSync } from "fflate"
 
@@ -35,9 +37,10 @@ const flag = (name) => {
   const i = args.indexOf(name)
   return i >= 0 ? args[i + 1] : undefined
 }
-const steps = args.filter((a, i) => !a.startsWith("--") && !args[i - 1]?.startsWith("--from") && args[i - 1] !== "--dir")
+const steps = args.filter((a, i) => !a.startsWith("--") && !["--from-mirror", "--dir", "--format"].includes(args[i - 1] ?? ""))
 const mirror = flag("--from-mirror")
 const force = args.includes("--force")
+const onlyFormats = flag("--format")?.split(",")
 export const corpusDir = resolve(flag("--dir") ?? process.env.EFFECT_RAG_CORPUS ?? join(root, "benchmarks", "corpus", "data"))
 const sharedDir = resolve(process.env.EFFECT_RAG_SHARED ?? join(root, "..", "shared"))
 
@@ -220,7 +223,7 @@ const spreadsheetText = (file) => {
       `-env:UserInstallation=${profile}`,
       "--headless",
       "--convert-to",
-      "csv:Text - txt - csv (StarCalc):44,34,76,1,,0,false,true,false,false,false,-1",
+      "csv:Text - txt - csv (StarCalc):44,34,76,1,,0,false,true,true,false,false,-1",
       "--outdir",
       out,
       file
@@ -233,9 +236,11 @@ const spreadsheetText = (file) => {
       const i = order.findIndex((s) => n.endsWith(`-${s}.csv`))
       return i < 0 ? order.length : i
     }
+    // each sheet's name (text of the workbook too), then its cells as shown
+    const base = basename(file).replace(/\.[^.]*$/, "")
     return csvs
       .sort((a, b) => key(a) - key(b))
-      .map((n) => decodeBytes(readFileSync(join(out, n))))
+      .map((n) => `${csvs.length > 1 ? n.slice(base.length + 1, -4) : order[0] ?? ""}\n${decodeBytes(readFileSync(join(out, n)))}`)
       .join("\n\n")
   } finally {
     rmSync(out, { recursive: true, force: true })
@@ -257,8 +262,8 @@ export const referenceTool = {
   pdf: "pdftotext (poppler)",
   docx: "OOXML text runs (w:t) of document, footnotes, endnotes, headers, footers",
   pptx: "OOXML text runs (a:t) of slides, then notes",
-  xlsx: "LibreOffice headless CSV export, every sheet",
-  xls: "LibreOffice headless CSV export, every sheet",
+  xlsx: "LibreOffice headless CSV export of every sheet (cells as shown), after the sheet's name",
+  xls: "LibreOffice headless CSV export of every sheet (cells as shown), after the sheet's name",
   html: "w3m -dump",
   image: "tesseract (eng)",
   csv: "decoded text",
@@ -300,6 +305,7 @@ const referenceAll = () => {
   const failures = []
   const missing = new Set()
   for (const entry of manifest.files) {
+    if (onlyFormats && !onlyFormats.includes(entry.format)) continue
     const file = join(corpusDir, "files", entry.id)
     const target = join(dir, `${entry.id}.txt`)
     if (!existsSync(file)) {
