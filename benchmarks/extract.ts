@@ -14,7 +14,7 @@
  * Prints a table, writes `benchmarks/results/extract.json` and `docs/plots/extract-quality.svg`.
  * Options: `--runs N`, `--format pdf,docx`, `--only ours|officeparser|llamaindex|langchain`.
  */
-import { Effect } from "effect"
+import { Effect, ManagedRuntime } from "effect"
 import { spawnSync } from "node:child_process"
 import { existsSync, readFileSync } from "node:fs"
 import { basename, join } from "node:path"
@@ -76,21 +76,24 @@ const ourVersion = () => (JSON.parse(readFileSync(join(root, "package.json"), "u
 
 /** The local engine's text of one file (inline, as the library's `Upload.extract` returns it). */
 const ours = (): Peer => {
-  const layer = LocalFiles.layer({ isolation: "inline", timeout: "10 minutes" })
+  // one runtime for the whole run, as an application holds its layer
+  let runtime: ManagedRuntime.ManagedRuntime<Upload.Upload, never> | undefined
   return {
     name: "effect-rag",
     formats: ["pdf", "docx", "pptx", "xlsx", "xls", "csv", "html", "json", "xml", "txt", "image"],
     version: ourVersion,
-    extract: (path, format) =>
-      Effect.runPromise(
+    extract: (path, format) => {
+      runtime ??= ManagedRuntime.make(LocalFiles.layer({ isolation: "inline", timeout: "10 minutes" }))
+      return runtime.runPromise(
         Effect.gen(function*() {
           const upload = yield* Upload.Upload
           const raw = readFileSync(path)
           const file = { name: basename(path), data: new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength) }
           const result = yield* upload.extract(file, { enable_ocr: format === "image" })
           return result.content
-        }).pipe(Effect.provide(layer))
+        })
       )
+    }
   }
 }
 

@@ -3,7 +3,8 @@
  * document, in the terms retrieval cares about (docs/extraction-quality.md).
  *
  * - **Words** are maximal runs of letters and digits after NFKC normalisation and lower-casing
- *   (`Just-in-Time` is three words, `ﬁle` is `file`); punctuation and Markdown syntax are not words.
+ *   (`Just-in-Time` is three words, `ﬁle` is `file`); each Han or kana character is a word;
+ *   punctuation and Markdown syntax are not words.
  * - **Precision / recall / F1** compare the two texts as bags of words (a word counts as often
  *   as it occurs in both).
  * - **Reading order** is `2·LCS / (n + m)` over the two word sequences, each first reduced to
@@ -17,8 +18,13 @@
  * @since 0.1.0
  */
 
-/** The words of a text, in order (NFKC, lower case, letters and digits). */
-export const words = (text: string): Array<string> => text.normalize("NFKC").toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []
+const WORD = /[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}]|(?:(?![\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}])[\p{L}\p{N}\p{M}])+/gu
+
+/**
+ * The words of a text, in order (NFKC, lower case, letters and digits; each Chinese or Japanese
+ * character is a word of its own, since those scripts do not space words).
+ */
+export const words = (text: string): Array<string> => text.normalize("NFKC").toLowerCase().match(WORD) ?? []
 
 const counts = (ws: ReadonlyArray<string>): Map<string, number> => {
   const m = new Map<string, number>()

@@ -4,6 +4,8 @@ import { gluedRate, lcsLength, markupRate, measure, overlap, readingOrder, words
 describe("TextQuality", () => {
   it("words are NFKC, lower-cased runs of letters and digits", () => {
     expect(words("Just-in-Time ﬁle, 12.5% Ünïcode **bold**")).toEqual(["just", "in", "time", "file", "12", "5", "ünïcode", "bold"])
+    // Chinese and Japanese do not space words: each character counts; Hangul and Devanagari keep words
+    expect(words("酒精和NASA 한국어 हिन्दी")).toEqual(["酒", "精", "和", "nasa", "한국어", "हिन्दी"])
   })
 
   it("overlap counts each word as often as both texts have it", () => {
