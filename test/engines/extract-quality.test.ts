@@ -150,6 +150,13 @@ describe("PDF columns in reading order", () => {
     expect(out).not.toMatch(/issuedcan|mostmeet|issued ?can/)
   })
 
+  it("a word hyphenated at a line end is one word again; a capital after the break keeps the hyphen", async () => {
+    const lines = ["Pollinators visit many inter-", "species hybrids near Stuttgart-", "Hohenheim every year."]
+    const out = text(await extract("hyphen.pdf", pdf(lines.map((t, i) => ({ x: 72, y: 700 - i * 12, text: t })))))
+    expect(out).toContain("many interspecies hybrids")
+    expect(out).toContain("Stuttgart-\nHohenheim")
+  })
+
   it("a table of short cells keeps its rows", async () => {
     const rows = [["Name", "Code", "Rate"], ["Alpha", "A1", "0.5"], ["Beta", "B2", "0.7"], ["Gamma", "C3", "0.9"]]
     const items = rows.flatMap((r, i) => r.map((cell, j) => ({ x: 72 + j * 150, y: 700 - i * 14, text: cell })))

@@ -38,7 +38,8 @@ interface TextItem {
 /**
  * The page's text in reading order (columns one after the other, see layout.ts): one line per
  * text line, and a space wherever two items on a line are apart or out of order, so words of
- * neighbouring columns or cells are never glued together.
+ * neighbouring columns or cells are never glued together; words hyphenated at a line end are
+ * joined.
  */
 const pageText = (items: ReadonlyArray<TextItem>): string =>
   readingOrder(items)
@@ -63,6 +64,9 @@ const pageText = (items: ReadonlyArray<TextItem>): string =>
     )
     .filter((b) => b !== "")
     .join("\n")
+    // a word hyphenated at a line end is one word again ("inter-\nspecies"); a capital or a
+    // digit after the break keeps the hyphen ("Stuttgart-\nHohenheim")
+    .replace(/(\p{Ll})-\n(\p{Ll})/gu, "$1$2")
 
 interface FieldObject {
   readonly value?: unknown
