@@ -1,124 +1,301 @@
 /**
- * `npm run bench:extract`: throughput of the local document engine per format over the shared
- * fixtures (the `expect: ok` files of shared/fixtures/docs/manifest.json): MB/s, pages/s
- * (pages, slides, sheets; one per file for the other formats) and peak RSS. Prints a table and
- * writes `benchmarks/results/extract.json`.
+ * `npm run bench:extract`: extraction quality and speed per format on the third-party corpus
+ * (benchmarks/corpus/manifest.json, fetched by `npm run corpus`), side by side with the peer
+ * extractors (officeparser, LlamaIndex.TS readers, LangChain.js loaders; `npm run bench:peers`
+ * installs them) for the formats each reads.
  *
- * Extraction runs inline (in this process) so that timings and the RSS high-water mark are the
- * engine's own; each file runs once to warm up, then `--runs N` times (default 3) and the
- * median counts. Images are read with OCR (`enable_ocr=true`).
+ * Every (extractor, format) pair runs in its own child process, so its peak RSS is its own:
+ * the first file is read once to load the libraries, then every file is timed (median of
+ * `--runs N`, default 1). Each text is measured against the document's reference text with
+ * `src/bench/TextQuality.ts` (word precision/recall/F1, reading order, glued-word and markup
+ * rates; docs/extraction-quality.md). A document an extractor fails on counts as an empty text.
+ * Images are read with OCR (`enable_ocr`) by the local engine; no peer reads an image's text.
+ *
+ * Prints a table, writes `benchmarks/results/extract.json` and `docs/plots/extract-quality.svg`.
+ * Options: `--runs N`, `--format pdf,docx`, `--only ours|officeparser|llamaindex|langchain`.
  */
-import { Effect } from "effect"
-import { readFileSync } from "node:fs"
+import { Effect, ManagedRuntime } from "effect"
+import { spawnSync } from "node:child_process"
+import { existsSync, readFileSync } from "node:fs"
 import { basename, join } from "node:path"
+import { fileURLToPath } from "node:url"
 import * as Upload from "../src/api/Upload.js"
+import * as TextQuality from "../src/bench/TextQuality.js"
 import * as LocalFiles from "../src/engines/LocalFiles.js"
-import { sharedPath } from "../src/internal/shared.js"
+import { packageRoot } from "../src/internal/shared.js"
+import { writeBarChart } from "./internal/plot.js"
 import { resultsPath, runInfo, writeReport } from "./internal/results.js"
 
 interface Entry {
-  readonly path: string
+  readonly id: string
   readonly format: string
-  readonly expect: string
+  readonly repo: string
+  readonly path: string
 }
 
-const runsArg = process.argv.indexOf("--runs")
-const runs = runsArg > 0 ? Math.max(1, Number(process.argv[runsArg + 1]) || 3) : 3
-const docs = sharedPath("fixtures", "docs")
-const entries = (JSON.parse(readFileSync(join(docs, "manifest.json"), "utf8")) as { files: Array<Entry> }).files.filter(
-  (e) => e.expect === "ok"
-)
-
-const median = (xs: ReadonlyArray<number>) => {
-  const s = [...xs].sort((a, b) => a - b)
-  return s[Math.floor(s.length / 2)]!
+interface FileResult extends TextQuality.Quality {
+  readonly id: string
+  readonly ms: number
+  readonly error?: string
 }
+
+interface GroupResult {
+  readonly extractor: string
+  readonly version: string
+  readonly format: string
+  readonly files: ReadonlyArray<FileResult>
+  readonly peakRssMb: number
+}
+
+const root = packageRoot()
+const corpusDir = process.env.EFFECT_RAG_CORPUS ?? join(root, "benchmarks", "corpus", "data")
+const manifest = JSON.parse(readFileSync(join(root, "benchmarks", "corpus", "manifest.json"), "utf8")) as {
+  files: Array<Entry>
+}
+const arg = (name: string) => {
+  const i = process.argv.indexOf(name)
+  return i > 0 ? process.argv[i + 1] : undefined
+}
+const runs = Math.max(1, Number(arg("--runs")) || 1)
+const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+const filePath = (e: Entry) => join(corpusDir, "files", e.id)
+const referencePath = (e: Entry) => join(corpusDir, "reference", `${e.id}.txt`)
+const peersModule = join(root, "benchmarks", "peers", "peers.mjs")
+const peersInstalled = existsSync(join(root, "benchmarks", "peers", "node_modules", "officeparser-8"))
+
+interface Peer {
+  readonly name: string
+  readonly formats: ReadonlyArray<string>
+  readonly version: () => string
+  readonly extract: (path: string, format: string) => Promise<string>
+}
+const loadPeers = async (): Promise<Record<string, Peer>> =>
+  ((await import(/* @vite-ignore */ peersModule)) as { peers: Record<string, Peer> }).peers
+
+const ourVersion = () => (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string }).version
+
+/** The local engine's text of one file (inline, as the library's `Upload.extract` returns it). */
+const ours = (): Peer => {
+  // one runtime for the whole run, as an application holds its layer
+  let runtime: ManagedRuntime.ManagedRuntime<Upload.Upload, never> | undefined
+  return {
+    name: "effect-rag",
+    formats: ["pdf", "docx", "pptx", "xlsx", "xls", "csv", "html", "json", "xml", "txt", "image"],
+    version: ourVersion,
+    extract: (path, format) => {
+      runtime ??= ManagedRuntime.make(LocalFiles.layer({ isolation: "inline", timeout: "10 minutes" }))
+      return runtime.runPromise(
+        Effect.gen(function*() {
+          const upload = yield* Upload.Upload
+          const raw = readFileSync(path)
+          const file = { name: basename(path), data: new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength) }
+          const result = yield* upload.extract(file, { enable_ocr: format === "image" })
+          return result.content
+        })
+      )
+    }
+  }
+}
+
+// =============================================================================
+// child: one extractor, one format
+// =============================================================================
+
+const child = async (extractor: string, format: string): Promise<GroupResult> => {
+  const peer = extractor === "effect-rag" ? ours() : (await loadPeers())[extractor]!
+  const entries = manifest.files.filter(
+    (e) => e.format === format && TextQuality.words(readFileSync(referencePath(e), "utf8")).length > 0
+  )
+  try {
+    await peer.extract(filePath(entries[0]!), format) // load the libraries
+  } catch {
+    // measured below
+  }
+  const files: Array<FileResult> = []
+  for (const e of entries) {
+    const times: Array<number> = []
+    let text = ""
+    let error: string | undefined
+    for (let i = 0; i < runs; i++) {
+      const t0 = performance.now()
+      try {
+        text = await peer.extract(filePath(e), format)
+      } catch (err) {
+        error = String((err as Error)?.message ?? err).slice(0, 200)
+        text = ""
+      }
+      times.push(performance.now() - t0)
+    }
+    const quality = TextQuality.measure(text, readFileSync(referencePath(e), "utf8"))
+    files.push({ id: e.id, ms: Math.round(median(times) * 10) / 10, ...quality, ...(error ? { error } : {}) })
+  }
+  return {
+    extractor: peer.name,
+    version: peer.version(),
+    format,
+    files,
+    peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024)
+  }
+}
+
+// =============================================================================
+// parent
+// =============================================================================
+
+const runChild = (extractor: string, format: string): GroupResult | undefined => {
+  const out = spawnSync(
+    process.execPath,
+    ["--import", "tsx", fileURLToPath(import.meta.url), "--child", extractor, format, "--runs", String(runs)],
+    { cwd: root, maxBuffer: 256 * 1024 * 1024, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }
+  )
+  const line = out.stdout.split("\n").find((l) => l.startsWith("RESULT "))
+  if (!line) {
+    process.stderr.write(`  ${extractor} ${format}: the child failed: ${out.stderr.slice(-500)}\n`)
+    return undefined
+  }
+  return JSON.parse(line.slice("RESULT ".length)) as GroupResult
+}
+
+const mean = (xs: ReadonlyArray<number>) => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length)
 
 interface Row {
-  format: string
-  files: number
-  bytes: number
-  pages: number
-  seconds: number
-  mbPerSecond: number
-  pagesPerSecond: number
-  peakRssMb: number
+  readonly format: string
+  readonly extractor: string
+  readonly version: string
+  readonly files: number
+  readonly failed: number
+  /** Means over the files of the format (each file weighs the same). */
+  readonly precision: number
+  readonly recall: number
+  readonly f1: number
+  readonly order: number
+  readonly glued: number
+  readonly markup: number
+  /** Files on which this extractor's recall is ≥ 0.05 below the best peer's on that file. */
+  readonly lostToPeer: number
+  readonly seconds: number
+  readonly mbPerSecond: number
+  readonly peakRssMb: number
 }
 
-const program = Effect.gen(function*() {
-  const upload = yield* Upload.Upload
-  const byFormat = new Map<string, Array<Entry>>()
-  for (const e of entries) byFormat.set(e.format, [...(byFormat.get(e.format) ?? []), e])
-  const rows: Array<Row> = []
-  const perFile: Array<{ file: string; bytes: number; pages: number; ms: number }> = []
-  for (const [format, list] of byFormat) {
-    let bytes = 0
-    let pages = 0
-    let seconds = 0
-    for (const e of list) {
-      const raw = readFileSync(join(docs, e.path))
-      const file = { name: basename(e.path), data: new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength) }
-      const options = { page_based: true, enable_ocr: format === "png" || format === "jpg" }
-      process.stderr.write(`${e.path} `)
-      const warm = yield* upload.extract(file, options)
-      const times: Array<number> = []
-      for (let i = 0; i < runs; i++) {
-        const t0 = performance.now()
-        yield* upload.extract(file, options)
-        times.push(performance.now() - t0)
-      }
-      const ms = median(times)
-      process.stderr.write(`${Math.round(ms)} ms\n`)
-      const n = warm.pages?.length ?? 1
-      bytes += file.data.byteLength
-      pages += n
-      seconds += ms / 1000
-      perFile.push({ file: e.path, bytes: file.data.byteLength, pages: n, ms: Math.round(ms * 10) / 10 })
-    }
-    rows.push({
-      format,
-      files: list.length,
-      bytes,
-      pages,
-      seconds: Math.round(seconds * 1000) / 1000,
-      mbPerSecond: Math.round((bytes / 1e6 / seconds) * 100) / 100,
-      pagesPerSecond: Math.round((pages / seconds) * 10) / 10,
-      peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024)
-    })
+const parent = async () => {
+  const missing = manifest.files.filter((e) => !existsSync(filePath(e)) || !existsSync(referencePath(e)))
+  if (missing.length === manifest.files.length) {
+    console.log(
+      `bench:extract: the corpus is not in ${corpusDir}; run \`npm run corpus\` (or \`node scripts/corpus.mjs --from-mirror DIR\`) first. Skipped.`
+    )
+    return
   }
-  return { rows, perFile }
-})
+  if (missing.length > 0) {
+    console.log(`bench:extract: ${missing.length} corpus files or references are missing (npm run corpus); they are left out.`)
+    manifest.files = manifest.files.filter((e) => !missing.includes(e))
+  }
+  // a document whose reference has no words measures nothing (precision of any text is 0)
+  const empty = manifest.files.filter((e) => TextQuality.words(readFileSync(referencePath(e), "utf8")).length === 0)
+  if (empty.length > 0) {
+    console.log(`bench:extract: ${empty.length} documents whose reference text has no words are left out: ${empty.map((e) => e.id).join(", ")}`)
+    manifest.files = manifest.files.filter((e) => !empty.includes(e))
+  }
+  const only = arg("--only")
+  const formatsArg = arg("--format")?.split(",")
+  const formats = [...new Set(manifest.files.map((e) => e.format))].filter((f) => !formatsArg || formatsArg.includes(f))
+  const extractors: Array<{ name: string; formats: ReadonlyArray<string> }> = [ours()]
+  if (peersInstalled) extractors.push(...Object.values(await loadPeers()))
+  else console.log("bench:extract: the peers are not installed (npm run bench:peers); measuring the local engine only.")
+  const started = Date.now()
+  const info = runInfo()
+  const groups: Array<GroupResult> = []
+  for (const format of formats) {
+    for (const x of extractors) {
+      if (!x.formats.includes(format) || (only && x.name !== only && !(only === "ours" && x.name === "effect-rag"))) continue
+      process.stderr.write(`${format} ${x.name} `)
+      const g = runChild(x.name, format)
+      if (g) {
+        groups.push(g)
+        process.stderr.write(`${Math.round(g.files.reduce((s, f) => s + f.ms, 0))} ms\n`)
+      }
+    }
+  }
+  const bytes = new Map(manifest.files.map((e) => [e.id, readFileSync(filePath(e)).byteLength]))
+  const rows: Array<Row> = groups.map((g) => {
+    const peers = groups.filter((o) => o.format === g.format && o !== g)
+    const lostToPeer = g.files.filter((f) => {
+      const best = Math.max(0, ...peers.map((p) => p.files.find((x) => x.id === f.id)?.recall ?? 0))
+      return best - f.recall >= 0.05
+    }).length
+    const seconds = g.files.reduce((s, f) => s + f.ms, 0) / 1000
+    const mb = g.files.reduce((s, f) => s + (bytes.get(f.id) ?? 0), 0) / 1e6
+    return {
+      format: g.format,
+      extractor: g.extractor,
+      version: g.version,
+      files: g.files.length,
+      failed: g.files.filter((f) => f.error).length,
+      precision: mean(g.files.map((f) => f.precision)),
+      recall: mean(g.files.map((f) => f.recall)),
+      f1: mean(g.files.map((f) => f.f1)),
+      order: mean(g.files.map((f) => f.order)),
+      glued: mean(g.files.map((f) => f.glued)),
+      markup: mean(g.files.map((f) => f.markup)),
+      lostToPeer,
+      seconds: Math.round(seconds * 1000) / 1000,
+      mbPerSecond: Math.round((mb / Math.max(seconds, 1e-6)) * 100) / 100,
+      peakRssMb: g.peakRssMb
+    }
+  })
+  const header = ["format", "extractor", "files", "fail", "P", "R", "F1", "order", "glued%", "markup/1k", "lost", "s", "MB/s", "RSS MB"]
+  const table = rows.map((r) => [
+    r.format,
+    r.extractor,
+    String(r.files),
+    String(r.failed),
+    r.precision.toFixed(3),
+    r.recall.toFixed(3),
+    r.f1.toFixed(3),
+    r.order.toFixed(3),
+    (r.glued * 100).toFixed(2),
+    r.markup.toFixed(1),
+    String(r.lostToPeer),
+    r.seconds.toFixed(2),
+    r.mbPerSecond.toFixed(2),
+    String(r.peakRssMb)
+  ])
+  const widths = header.map((h, i) => Math.max(h.length, ...table.map((r) => r[i]!.length)))
+  const line = (cells: ReadonlyArray<string>) => cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ")
+  console.log(line(header))
+  for (const r of table) console.log(line(r))
+  console.log(
+    `means over files; lost = files where a peer's recall is ≥ 0.05 higher; time = sum of per-file medians of ${runs} run(s) after a warm-up; load average ${info.loadAverage.join(" ")} on ${info.cpus} CPUs`
+  )
+  const out = writeReport(resultsPath("extract"), {
+    ...info,
+    runs,
+    corpus: manifest.files.length,
+    wallSeconds: (Date.now() - started) / 1000,
+    rows,
+    groups
+  })
+  console.log(`wrote ${out}`)
+  if (!formatsArg && !only) {
+    const plot = writeBarChart("extract-quality", {
+      title: "Extraction F1 against the reference text, per format",
+      unit: "F1",
+      groups: formats.map((format) => ({
+        label: format,
+        bars: rows.filter((r) => r.format === format).map((r) => ({ series: r.extractor, value: r.f1 }))
+      })),
+      caption: `npm run bench:extract, ${manifest.files.length} documents, ${info.date.slice(0, 10)}, load ${info.loadAverage[0]} on ${info.cpus} CPUs`,
+      digits: 2
+    })
+    console.log(`wrote ${plot}`)
+  }
+}
 
-const started = Date.now()
-const { perFile, rows } = await Effect.runPromise(
-  program.pipe(Effect.provide(LocalFiles.layer({ isolation: "inline", timeout: "10 minutes" })))
-)
-const peak = Math.round(process.resourceUsage().maxRSS / 1024)
-
-const header = ["format", "files", "MB", "pages", "s", "MB/s", "pages/s", "peak RSS MB"]
-const table = rows.map((r) => [
-  r.format,
-  String(r.files),
-  (r.bytes / 1e6).toFixed(2),
-  String(r.pages),
-  r.seconds.toFixed(3),
-  r.mbPerSecond.toFixed(2),
-  r.pagesPerSecond.toFixed(1),
-  String(r.peakRssMb)
-])
-const widths = header.map((h, i) => Math.max(h.length, ...table.map((r) => r[i]!.length)))
-const line = (cells: ReadonlyArray<string>) => cells.map((c, i) => c.padStart(widths[i]!)).join("  ")
-console.log(line(header))
-for (const r of table) console.log(line(r))
-console.log(`peak RSS ${peak} MB; median of ${runs} runs per file after a warm-up; node ${process.version}`)
-
-const out = writeReport(resultsPath("extract"), {
-  ...runInfo(),
-  runs,
-  isolation: "inline",
-  wallSeconds: (Date.now() - started) / 1000,
-  peakRssMb: peak,
-  formats: rows,
-  files: perFile
-})
-console.log(`wrote ${out}`)
+const childIndex = process.argv.indexOf("--child")
+if (childIndex > 0) {
+  const result = await child(process.argv[childIndex + 1]!, process.argv[childIndex + 2]!)
+  process.stdout.write(`RESULT ${JSON.stringify(result)}\n`)
+  process.exit(0)
+} else {
+  await parent()
+}

@@ -112,11 +112,15 @@ export const StandardResult = Schema.Struct({
 })
 export type StandardResult = typeof StandardResult.Type
 
-/** One chunk of an embeddings-mode result. */
+/**
+ * One chunk of an embeddings-mode result. `from_sheet` (the name of the sheet a spreadsheet
+ * chunk comes from) is an extension that a client of the spec can ignore.
+ */
 export const Chunk = Schema.Struct({
   content: Schema.String,
   total_tokens: Schema.Int,
-  from_page: Schema.Int
+  from_page: Schema.Int,
+  from_sheet: Schema.optional(Schema.String)
 })
 export type Chunk = typeof Chunk.Type
 

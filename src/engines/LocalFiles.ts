@@ -160,6 +160,20 @@ const resolve = (defaults: Upload.UploadOptions, options: Upload.UploadOptions):
   }
 }
 
+/** Spreadsheet chunks name their sheet (`from_sheet`), so that a citation can. */
+const withSheetNames = (
+  chunks: Array<ChunkOut>,
+  format: Extracted["format"],
+  pages: ReadonlyArray<{ readonly page: number; readonly name?: string }>
+): Array<ChunkOut | (ChunkOut & { from_sheet: string })> => {
+  if (format !== "xlsx" && format !== "xls") return chunks
+  const names = new Map(pages.flatMap((p) => (p.name !== undefined ? [[p.page, p.name] as const] : [])))
+  return chunks.map((c) => {
+    const name = names.get(c.from_page)
+    return name === undefined ? c : { ...c, from_sheet: name }
+  })
+}
+
 /** The pages after `remove_headers`, with the document-wide trailer on the last page. */
 const finalUnits = (doc: Extracted, opts: CallOptions, warnings: Array<string>): Array<Upload.PageContent> => {
   let contents = doc.units.map((u) => u.content)
@@ -390,7 +404,7 @@ export const make = (options: Options = {}): Effect.Effect<Upload.Service, never
                 description: description ? clip(description, 300) : "",
                 language: detectLanguage(text)
               },
-              chunks: chunks as Array<ChunkOut>
+              chunks: withSheetNames(chunks as Array<ChunkOut>, doc.format, pages)
             }
           },
           usage: {

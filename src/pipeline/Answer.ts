@@ -632,6 +632,7 @@ export const askWithSearch = (
         metadata: {},
         source: url ?? s.metadata.title ?? `search result ${i + 1}`,
         page: undefined,
+        place: undefined,
         chunk: undefined,
         title: s.metadata.title
       }

@@ -522,6 +522,7 @@ export const run = (
               source: item.source,
               source_hash: hash,
               page: c.from_page,
+              ...(c.from_sheet !== undefined ? { sheet: c.from_sheet } : {}),
               type: result.type,
               language: meta.language,
               chunk: i,

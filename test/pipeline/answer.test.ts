@@ -213,8 +213,8 @@ describe("citation helpers", () => {
 
   it("reads metadata defensively", () => {
     expect(citationOf({ id: "d#3", documentId: "d", title: undefined, metadata: { url: "https://x", from_page: 4 } }))
-      .toEqual({ source: "https://x", page: 4, chunk: 3, title: undefined })
+      .toEqual({ source: "https://x", page: 4, place: "page 4", chunk: 3, title: undefined })
     expect(citationOf({ id: "c1", documentId: "doc-a", title: "T", metadata: {} }))
-      .toEqual({ source: "doc-a", page: undefined, chunk: undefined, title: "T" })
+      .toEqual({ source: "doc-a", page: undefined, place: undefined, chunk: undefined, title: "T" })
   })
 })

@@ -132,9 +132,9 @@ export const withFilter = (collection: string, options: Answer.QueryOptions, exp
 // Output
 // =============================================================================
 
-/** Where a source is: `source, page P, chunk C`. */
+/** Where a source is: `source, page P, chunk C` (`sheet "Name"` for a spreadsheet, `slide S` for slides). */
 export const location = (s: Answer.Source): string =>
-  [s.source, s.page !== undefined ? `page ${s.page}` : undefined, s.chunk !== undefined ? `chunk ${s.chunk}` : undefined]
+  [s.source, s.place, s.chunk !== undefined ? `chunk ${s.chunk}` : undefined]
     .filter((x) => x !== undefined)
     .join(", ")
 

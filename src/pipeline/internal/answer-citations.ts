@@ -17,6 +17,11 @@ export interface CitationFields {
   readonly chunk: number | undefined
   /** The document title, when known. */
   readonly title: string | undefined
+  /**
+   * Where in the document, as a reader would say it: `sheet "Revenue"` for a spreadsheet chunk,
+   * `slide 3` for a presentation, `page 3` otherwise; undefined when the page is unknown.
+   */
+  readonly place: string | undefined
 }
 
 const str = (v: Scalar | undefined): string | undefined =>
@@ -45,6 +50,20 @@ export const chunkKeys = ["chunk", "chunk_index", "chunkIndex", "index"] as cons
 /** Metadata keys read for the title, after the hit's own title. */
 export const titleKeys = ["title", "document_title", "documentTitle"] as const
 
+/** Metadata keys read for a spreadsheet chunk's sheet name, in order. */
+export const sheetKeys = ["sheet", "sheet_name", "sheetName"] as const
+
+/** The place label of a chunk (see {@link CitationFields.place}). */
+export const placeOf = (meta: Readonly<Record<string, Scalar>>, page: number | undefined): string | undefined => {
+  const sheet = first(str, meta, sheetKeys)
+  if (sheet !== undefined) return `sheet "${sheet}"`
+  if (page === undefined) return undefined
+  const type = str(meta["type"])
+  if (type === "pptx") return `slide ${page}`
+  if (type === "xlsx") return `sheet ${page}`
+  return `page ${page}`
+}
+
 /**
  * The citation fields of a hit: source, page, chunk index and title, read defensively from its
  * metadata (see the key lists above), with the document id as the last resort for the source.
@@ -52,9 +71,11 @@ export const titleKeys = ["title", "document_title", "documentTitle"] as const
 export const citationOf = (hit: Pick<Hit, "id" | "documentId" | "title" | "metadata">): CitationFields => {
   const meta = hit.metadata ?? {}
   const idSuffix = /[#:](\d+)$/.exec(hit.id)
+  const page = first(num, meta, pageKeys)
   return {
     source: first(str, meta, sourceKeys) ?? hit.documentId,
-    page: first(num, meta, pageKeys),
+    page,
+    place: placeOf(meta, page),
     chunk: first(num, meta, chunkKeys) ?? (idSuffix && hit.id !== hit.documentId ? Number(idSuffix[1]) : undefined),
     title: (hit.title !== undefined && hit.title !== "" ? hit.title : undefined) ?? first(str, meta, titleKeys)
   }
@@ -103,9 +124,9 @@ export interface PromptSource extends CitationFields {
   readonly text: string
 }
 
-/** The header line of a numbered source, e.g. `[2] Title (guide.pdf, page 3)`. */
+/** The header line of a numbered source, e.g. `[2] Title (guide.pdf, page 3)`, `(budget.xlsx, sheet "Q3")`. */
 export const sourceHeader = (s: PromptSource): string => {
-  const where = [s.source, s.page !== undefined ? `page ${s.page}` : undefined].filter((x) => x !== undefined).join(", ")
+  const where = [s.source, s.place].filter((x) => x !== undefined).join(", ")
   return `[${s.n}] ${s.title !== undefined && s.title !== s.source ? `${s.title} (${where})` : where}`
 }
 

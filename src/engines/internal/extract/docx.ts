@@ -3,22 +3,38 @@
  * to Markdown, plus the header and footer parts read from the zip (mammoth skips them). The
  * container is opened with limits first, so mammoth never sees a zip bomb.
  */
+import { parseHTML } from "linkedom"
 import mammoth from "mammoth"
 import { htmlToMarkdown } from "./markdown.js"
-import { isXmlPart, mediaDataUrls, naturalCompare, parsePart, properties } from "./ooxml.js"
+import { applyListStarts, numberedItems } from "./numbering.js"
+import { isXmlPart, mediaDataUrls, naturalCompare, parsePart, properties, refuseDtd } from "./ooxml.js"
 import type { Extracted, ExtractOptions } from "./types.js"
 import { ExtractFailure } from "./types.js"
 import { paragraphs } from "./xml.js"
-import { openZip } from "./zip.js"
+import { openZip, type Zip } from "./zip.js"
 
 const wordTags = { p: "w:p", t: "w:t", tab: "w:tab", br: "w:br" } as const
+
+/**
+ * mammoth's HTML as a DOM, each numbered list starting at the number Word shows (only when
+ * the document has numbered lists and one of them does not start at 1).
+ */
+const withListStarts = (html: string, zip: Zip): string | object => {
+  const numbering = html.includes("<ol") ? parsePart(zip, "word/numbering.xml") : undefined
+  if (!numbering) return html
+  const items = numberedItems(zip.text("word/document.xml") ?? "", numbering)
+  if (!items.some((i) => i.number !== 1)) return html
+  const dom = parseHTML(`<!doctype html><html><body>${html}</body></html>`).document
+  applyListStarts(Array.from(dom.querySelectorAll("ol")) as unknown as Parameters<typeof applyListStarts>[0], items)
+  return dom.body
+}
 
 /** Extracts a DOCX. */
 export const extractDocx = async (data: Uint8Array, options: ExtractOptions): Promise<Extracted> => {
   const zip = openZip(data, (n) => isXmlPart(n) || (options.imagesOnly && n.startsWith("word/media/")))
   if (!zip.text("word/document.xml")) throw new ExtractFailure("corrupt", "the DOCX has no word/document.xml")
-  // parse every part we or mammoth read once with our limits (refuses DTDs)
-  for (const name of zip.names.filter((n) => n.startsWith("word/") && n.endsWith(".xml"))) parsePart(zip, name)
+  // every part we or mammoth read is refused when it declares a DTD (no entity expansion)
+  for (const name of zip.names.filter((n) => n.startsWith("word/") && n.endsWith(".xml"))) refuseDtd(zip, name)
   const props = properties(zip)
   const warnings: Array<string> = []
   if (options.imagesOnly) {
@@ -41,7 +57,7 @@ export const extractDocx = async (data: Uint8Array, options: ExtractOptions): Pr
   } catch (e) {
     throw new ExtractFailure("corrupt", `the DOCX cannot be read: ${(e as Error).message}`)
   }
-  const body = htmlToMarkdown(html)
+  const body = htmlToMarkdown(withListStarts(html, zip))
   // headers and footers: each distinct paragraph once, in part order
   const seen = new Set<string>()
   const headerLines: Array<string> = []

@@ -34,7 +34,8 @@ const compoundStreams = async (data: Uint8Array): Promise<Array<string>> => {
   const XLSX = await xlsx()
   try {
     const cfb = XLSX.CFB.read(data, { type: "array" }) as unknown as Cfb
-    return cfb.FullPaths.map((p) => p.replace(/^Root Entry\//, "").replace(/\/$/, ""))
+    // the root storage is usually "Root Entry", but writers name it as they like ("R")
+    return cfb.FullPaths.map((p) => p.replace(/^[^/]*\//, "").replace(/\/$/, ""))
   } catch (e) {
     throw new ExtractFailure("corrupt", `the compound (OLE) file cannot be read: ${(e as Error).message}`)
   }

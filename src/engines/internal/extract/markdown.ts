@@ -1,8 +1,12 @@
 /**
- * HTML (a parsed DOM, from linkedom) to Markdown with turndown. Tables always become Markdown
- * tables (first row as the header, spans repeated, pipes escaped), except layout tables that
- * nest tables, whose cells become paragraphs. Scripts, styles and other non-content elements
- * are dropped; images keep only their alt text; relative links keep only their text.
+ * HTML (a parsed DOM, from linkedom) to Markdown with turndown, for retrieval: the structure
+ * that carries meaning (headings, lists, tables, code blocks) is Markdown, and
+ * running text is the document's own text: no backslash escapes (`[1]`, `->` stay as written)
+ * and no emphasis markers (bold, italic, strike-through become their plain text), so an exact
+ * phrase a user searches for is in the text. Tables always become Markdown tables (first row
+ * as the header, a spanned cell's text once with empty cells after it, pipes escaped), except
+ * layout tables that nest tables, whose cells become paragraphs. Scripts, styles and other
+ * non-content elements are dropped; images keep only their alt text; links only their text.
  */
 import { parseHTML } from "linkedom"
 import TurndownService from "turndown"
@@ -41,8 +45,8 @@ const tableRows = (table: El): Array<Array<string>> => {
     for (const td of Array.from(tr.children ?? [])) {
       if (td.nodeName !== "TD" && td.nodeName !== "TH") continue
       const span = Math.min(50, Math.max(1, Number(td.getAttribute?.("colspan") ?? "1") || 1))
-      const text = blockText(td)
-      for (let i = 0; i < span; i++) row.push(text)
+      row.push(blockText(td))
+      for (let i = 1; i < span; i++) row.push("")
     }
     if (row.length > 0) rows.push(row)
   }
@@ -82,6 +86,12 @@ const makeService = (): TurndownService => {
     bulletListMarker: "-",
     emDelimiter: "*"
   })
+  // the text as written: Markdown escapes would split the words and phrases a user searches for
+  td.escape = (text: string) => text
+  td.addRule("plain-emphasis", {
+    filter: ["strong", "b", "em", "i", "u", "s", "del", "strike", "mark", "ins", "sup", "sub", "small", "big"],
+    replacement: (content) => content
+  })
   td.remove(["script", "style", "noscript", "template", "iframe", "object", "embed", "canvas", "head"] as unknown as TurndownService.Filter)
   td.remove((node) => node.nodeName === "svg" || node.nodeName === "SVG" || node.nodeName === "MATH")
   td.addRule("table", {
@@ -104,14 +114,10 @@ const makeService = (): TurndownService => {
       return alt ? alt : ""
     }
   })
+  // a link is its text: the target's URL words are noise to a search over the text
   td.addRule("link", {
     filter: (node) => node.nodeName === "A",
-    replacement: (content, node) => {
-      const href = ((node as unknown as El).getAttribute?.("href") ?? "").trim()
-      const text = content.trim()
-      if (!text) return ""
-      return /^https?:\/\//i.test(href) ? `[${text}](${href})` : text
-    }
+    replacement: (content) => content.trim()
   })
   return td
 }

@@ -8,14 +8,19 @@ import { attrsOf, find, findAll, parseOrdered, textOf, type XNode } from "./xml.
 import { ExtractFailure } from "./types.js"
 import type { Zip } from "./zip.js"
 
-/** Parses a part; fails with `corrupt` when it holds a DTD (not allowed in OOXML). */
-export const parsePart = (zip: Zip, name: string): Array<XNode> | undefined => {
+/** Fails with `corrupt` when a part holds a DTD (not allowed in OOXML); returns its text. */
+export const refuseDtd = (zip: Zip, name: string): string | undefined => {
   const xml = zip.text(name)
-  if (xml === undefined) return undefined
-  if (/<!DOCTYPE/i.test(xml.slice(0, 4096))) {
+  if (xml !== undefined && /<!DOCTYPE/i.test(xml.slice(0, 4096))) {
     throw new ExtractFailure("corrupt", `${name} declares a DTD, which OOXML does not allow`)
   }
-  return parseOrdered(xml, name)
+  return xml
+}
+
+/** Parses a part; fails with `corrupt` when it holds a DTD (not allowed in OOXML). */
+export const parsePart = (zip: Zip, name: string): Array<XNode> | undefined => {
+  const xml = refuseDtd(zip, name)
+  return xml === undefined ? undefined : parseOrdered(xml, name)
 }
 
 /** Resolves a relationship target against the part that owns the relationship. */

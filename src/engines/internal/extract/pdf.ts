@@ -8,6 +8,7 @@
 import { createHash } from "node:crypto"
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
+import { readingOrder } from "./layout.js"
 import { recognize } from "./ocr.js"
 import { ExtractFailure, type Extracted, type ExtractOptions, limits, type Unit } from "./types.js"
 
@@ -34,31 +35,38 @@ interface TextItem {
   readonly height: number
 }
 
-/** Joins text items into lines: a new line when the baseline moves, a space across gaps. */
-const pageText = (items: ReadonlyArray<TextItem>): string => {
-  let out = ""
-  let lastY: number | undefined
-  let lastEnd: number | undefined
-  let lastHeight = 0
-  for (const item of items) {
-    const x = item.transform[4] ?? 0
-    const y = item.transform[5] ?? 0
-    const h = Math.abs(item.height || item.transform[3] || 0) || lastHeight || 10
-    if (lastY !== undefined && Math.abs(y - lastY) > Math.max(h, lastHeight) * 0.5) {
-      if (!out.endsWith("\n")) out += "\n"
-    } else if (lastEnd !== undefined && x - lastEnd > h * 0.15 && !out.endsWith(" ") && !out.endsWith("\n")) {
-      if (item.str && !item.str.startsWith(" ")) out += " "
-    }
-    out += item.str
-    if (item.hasEOL && !out.endsWith("\n")) out += "\n"
-    if (item.str.length > 0) {
-      lastY = y
-      lastEnd = x + item.width
-      lastHeight = h
-    }
-  }
-  return out.replace(/[ \t]+\n/g, "\n").trim()
-}
+/**
+ * The page's text in reading order (columns one after the other, see layout.ts): one line per
+ * text line, and a space wherever two items on a line are apart or out of order, so words of
+ * neighbouring columns or cells are never glued together; words hyphenated at a line end are
+ * joined.
+ */
+const pageText = (items: ReadonlyArray<TextItem>): string =>
+  readingOrder(items)
+    .map((block) =>
+      block
+        .map((line) => {
+          let out = ""
+          let lastEnd: number | undefined
+          for (const item of line) {
+            const x = item.transform[4] ?? 0
+            const h = Math.abs(item.height || item.transform[3] || 0) || 10
+            if (lastEnd !== undefined && (x - lastEnd > h * 0.15 || x < lastEnd - h * 0.5)) {
+              if (!out.endsWith(" ") && !item.str.startsWith(" ")) out += " "
+            }
+            out += item.str
+            lastEnd = x + item.width
+          }
+          return out.replace(/\s+/g, " ").trim()
+        })
+        .filter((l) => l !== "")
+        .join("\n")
+    )
+    .filter((b) => b !== "")
+    .join("\n")
+    // a word hyphenated at a line end is one word again ("inter-\nspecies"); a capital or a
+    // digit after the break keeps the hyphen ("Stuttgart-\nHohenheim")
+    .replace(/(\p{Ll})-\n(\p{Ll})/gu, "$1$2")
 
 interface FieldObject {
   readonly value?: unknown

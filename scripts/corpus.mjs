@@ -1,0 +1,355 @@
+#!/usr/bin/env node
+/**
+ * The extraction-quality corpus: third-party test documents pinned by repository, commit and
+ * sha256 in `benchmarks/corpus/manifest.json`. The documents are not in git; this script brings
+ * them into a gitignored folder and writes a reference text per document made by independent
+ * tools (see docs/extraction-quality.md).
+ *
+ *   node scripts/corpus.mjs                        fetch from raw.githubusercontent.com, then reference
+ *   node scripts/corpus.mjs --from-mirror DIR      read the pinned commits from local git snapshots
+ *                                                  (DIR/<owner>+<name>/repo or DIR/<owner>+<name>)
+ *   node scripts/corpus.mjs fetch|reference        one step only
+ *   options: --dir DIR (default $EFFECT_RAG_CORPUS or benchmarks/corpus/data), --force (fetch and
+ *   write again), --format xls,xlsx (reference texts of those formats only)
+ *
+ * Every file is checked against its sha256 (a mismatch is an error, the file is not kept), and
+ * no file may have the sha256 of a shared fixture (../shared/fixtures/docs).
+ *
+ * Reference tools: pdf → poppler `pdftotext`; docx, pptx → the text runs of the OOXML parts
+ * (read here, in document order); xlsx, xls → LibreOffice headless CSV export of every sheet
+ * (cells as shown) after the sheet's name;
+ * html → `w3m -dump`; image → `tesseract` (eng); csv, txt → the decoded text; json → keys and
+ * scalar values in document order; xml → text nodes and CDATA in document order.
+ */
+import { execFileSync, spawnSync } from "node:child_process"
+import { createHash } from "node:crypto"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { basename, dirname, join, resolve } from "node:path"
+import { fileURLToPath } from "node:url"
+import { unzipSync } from "fflate"
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "..")
+const manifestPath = join(root, "benchmarks", "corpus", "manifest.json")
+
+const args = process.argv.slice(2)
+const flag = (name) => {
+  const i = args.indexOf(name)
+  return i >= 0 ? args[i + 1] : undefined
+}
+const steps = args.filter((a, i) => !a.startsWith("--") && !["--from-mirror", "--dir", "--format"].includes(args[i - 1] ?? ""))
+const mirror = flag("--from-mirror")
+const force = args.includes("--force")
+const onlyFormats = flag("--format")?.split(",")
+export const corpusDir = resolve(flag("--dir") ?? process.env.EFFECT_RAG_CORPUS ?? join(root, "benchmarks", "corpus", "data"))
+const sharedDir = resolve(process.env.EFFECT_RAG_SHARED ?? join(root, "..", "shared"))
+
+const sha256 = (data) => createHash("sha256").update(data).digest("hex")
+const manifest = JSON.parse(readFileSync(manifestPath, "utf8"))
+
+// =============================================================================
+// fetch
+// =============================================================================
+
+const fixtureHashes = () => {
+  const hashes = new Set()
+  const dir = join(sharedDir, "fixtures", "docs")
+  if (!existsSync(join(dir, "manifest.json"))) return hashes
+  for (const f of JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8")).files) {
+    if (f.sha256) hashes.add(f.sha256)
+    const p = join(dir, f.path)
+    if (existsSync(p)) hashes.add(sha256(readFileSync(p)))
+  }
+  return hashes
+}
+
+const fromMirror = (entry) => {
+  const name = entry.repo.replace("/", "+")
+  const candidates = [join(mirror, name, "repo"), join(mirror, name), join(mirror, name + ".git")]
+  const gitDir = candidates.find((c) => existsSync(join(c, "HEAD")) || existsSync(join(c, ".git")))
+  if (!gitDir) throw new Error(`no git snapshot of ${entry.repo} under ${mirror}`)
+  return execFileSync("git", ["--git-dir", existsSync(join(gitDir, ".git")) ? join(gitDir, ".git") : gitDir, "show", `${entry.commit}:${entry.path}`], {
+    maxBuffer: 256 * 1024 * 1024
+  })
+}
+
+const fromUrl = async (entry) => {
+  const url = `https://raw.githubusercontent.com/${entry.repo}/${entry.commit}/${entry.path.split("/").map(encodeURIComponent).join("/")}`
+  const response = await fetch(url)
+  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`)
+  return Buffer.from(await response.arrayBuffer())
+}
+
+const fetchAll = async () => {
+  const fixtures = fixtureHashes()
+  let fetched = 0
+  let kept = 0
+  const failures = []
+  for (const entry of manifest.files) {
+    if (fixtures.has(entry.sha256)) {
+      failures.push(`${entry.id}: has the sha256 of a shared fixture`)
+      continue
+    }
+    const target = join(corpusDir, "files", entry.id)
+    if (!force && existsSync(target) && sha256(readFileSync(target)) === entry.sha256) {
+      kept++
+      continue
+    }
+    try {
+      const data = mirror ? fromMirror(entry) : await fromUrl(entry)
+      const got = sha256(data)
+      if (got !== entry.sha256) throw new Error(`sha256 ${got} differs from the manifest's ${entry.sha256}`)
+      mkdirSync(dirname(target), { recursive: true })
+      writeFileSync(target, data)
+      fetched++
+    } catch (e) {
+      failures.push(`${entry.id}: ${e.message}`)
+    }
+  }
+  console.log(`corpus: ${fetched} fetched, ${kept} already present, ${failures.length} failed, in ${join(corpusDir, "files")}`)
+  for (const f of failures) console.error(`  ${f}`)
+  return failures.length === 0
+}
+
+// =============================================================================
+// reference texts
+// =============================================================================
+
+const entities = { amp: "&", lt: "<", gt: ">", quot: "\"", apos: "'" }
+const decodeEntities = (s) =>
+  s.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (m, e) => {
+    if (e[0] === "#") {
+      const code = e[1] === "x" || e[1] === "X" ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10)
+      return Number.isFinite(code) && code <= 0x10ffff ? String.fromCodePoint(code) : m
+    }
+    return entities[e.toLowerCase()] ?? m
+  })
+
+/** The text runs of one OOXML part: `t` elements of the namespace `ns`, one line per paragraph. */
+export const ooxmlPartText = (xml, ns) => {
+  const lines = []
+  let line = ""
+  const re = new RegExp(`<(/?)${ns}:(p|t|tab|br)\\b([^>]*?)(/?)>`, "g")
+  let m
+  let open = -1
+  while ((m = re.exec(xml))) {
+    const [, close, tag, , selfClosing] = m
+    if (tag === "t" && !close && !selfClosing) open = re.lastIndex
+    else if (tag === "t" && close && open >= 0) {
+      line += decodeEntities(xml.slice(open, m.index))
+      open = -1
+    } else if (tag === "tab") line += "\t"
+    else if (tag === "br") line += "\n"
+    else if (tag === "p" && (close || selfClosing)) {
+      if (line.trim()) lines.push(line)
+      line = ""
+    }
+  }
+  if (line.trim()) lines.push(line)
+  return lines.join("\n")
+}
+
+const byNumber = (a, b) => Number(a.match(/(\d+)\.xml$/)?.[1] ?? 0) - Number(b.match(/(\d+)\.xml$/)?.[1] ?? 0)
+
+const ooxmlText = (data, format) => {
+  const zip = unzipSync(new Uint8Array(data))
+  const part = (n) => new TextDecoder().decode(zip[n])
+  const names = Object.keys(zip)
+  if (format === "docx") {
+    const order = ["word/document.xml", "word/footnotes.xml", "word/endnotes.xml"]
+    const parts = [
+      ...order.filter((n) => zip[n]),
+      ...names.filter((n) => /^word\/(header|footer)\d*\.xml$/.test(n)).sort()
+    ]
+    return parts.map((n) => ooxmlPartText(part(n), "w")).join("\n\n")
+  }
+  const slides = names.filter((n) => /^ppt\/slides\/slide\d+\.xml$/.test(n)).sort(byNumber)
+  const notes = names.filter((n) => /^ppt\/notesSlides\/notesSlide\d+\.xml$/.test(n)).sort(byNumber)
+  return [...slides, ...notes].map((n) => ooxmlPartText(part(n), "a")).join("\n\n")
+}
+
+const decodeBytes = (data) => {
+  let text
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(data)
+  } catch {
+    text = new TextDecoder("windows-1252").decode(data)
+  }
+  return text.replace(/^\uFEFF/, "")
+}
+
+const jsonText = (data) => {
+  const out = []
+  const visit = (v) => {
+    if (v === null || typeof v !== "object") out.push(String(v))
+    else if (Array.isArray(v)) v.forEach(visit)
+    else {
+      for (const [k, x] of Object.entries(v)) {
+        out.push(k)
+        visit(x)
+      }
+    }
+  }
+  visit(JSON.parse(decodeBytes(data)))
+  return out.join("\n")
+}
+
+const xmlText = (data) => {
+  const text = decodeBytes(data)
+  const out = []
+  const re = /<!\[CDATA\[([\s\S]*?)\]\]>|<!--[\s\S]*?-->|<\?[\s\S]*?\?>|<!DOCTYPE[^>[]*(\[[\s\S]*?\])?\s*>|<[^>]*>|([^<]+)/g
+  let m
+  while ((m = re.exec(text))) {
+    const t = m[1] ?? (m[3] !== undefined ? decodeEntities(m[3]) : undefined)
+    if (t && t.trim()) out.push(t.trim())
+  }
+  return out.join("\n")
+}
+
+const run = (cmd, argv, input) => {
+  const r = spawnSync(cmd, argv, { input, maxBuffer: 512 * 1024 * 1024, timeout: 120_000 })
+  if (r.status !== 0) throw new Error(`${cmd} failed: ${String(r.stderr ?? r.error).slice(0, 300)}`)
+  return r.stdout.toString("utf8")
+}
+
+const has = (cmd) => spawnSync("sh", ["-c", `command -v ${cmd}`]).status === 0
+
+/** LibreOffice CSV of every sheet (LibreOffice ≥ 7.2: sheet -1), in sheet order. */
+const spreadsheetText = (file) => {
+  const out = mkdtempSync(join(tmpdir(), "corpus-lo-"))
+  try {
+    const profile = `file://${join(out, "profile")}`
+    run("soffice", [
+      `-env:UserInstallation=${profile}`,
+      "--headless",
+      "--convert-to",
+      "csv:Text - txt - csv (StarCalc):44,34,76,1,,0,false,true,true,false,false,-1",
+      "--outdir",
+      out,
+      file
+    ])
+    const csvs = readdirSync(out).filter((n) => n.endsWith(".csv"))
+    if (csvs.length === 0) throw new Error("LibreOffice wrote no CSV")
+    // LibreOffice names the files <base>-<sheet>.csv; keep the workbook's sheet order
+    const order = sheetOrder(file)
+    const key = (n) => {
+      const i = order.findIndex((s) => n.endsWith(`-${s}.csv`))
+      return i < 0 ? order.length : i
+    }
+    // each sheet's name (text of the workbook too), then its cells as shown
+    const base = basename(file).replace(/\.[^.]*$/, "")
+    return csvs
+      .sort((a, b) => key(a) - key(b))
+      .map((n) => `${csvs.length > 1 ? n.slice(base.length + 1, -4) : order[0] ?? ""}\n${decodeBytes(readFileSync(join(out, n)))}`)
+      .join("\n\n")
+  } finally {
+    rmSync(out, { recursive: true, force: true })
+  }
+}
+
+const sheetOrder = (file) => {
+  try {
+    const zip = unzipSync(new Uint8Array(readFileSync(file)), { filter: (f) => f.name === "xl/workbook.xml" })
+    const xml = new TextDecoder().decode(zip["xl/workbook.xml"])
+    return [...xml.matchAll(/<(?:\w+:)?sheet\b[^>]*\bname="([^"]*)"/g)].map((m) => decodeEntities(m[1]))
+  } catch {
+    return [] // XLS: LibreOffice's file order is kept
+  }
+}
+
+/** The reference tool of a format (also written to the reference folder's tools.json). */
+export const referenceTool = {
+  pdf: "pdftotext (poppler)",
+  docx: "OOXML text runs (w:t) of document, footnotes, endnotes, headers, footers",
+  pptx: "OOXML text runs (a:t) of slides, then notes",
+  xlsx: "LibreOffice headless CSV export of every sheet (cells as shown), after the sheet's name",
+  xls: "LibreOffice headless CSV export of every sheet (cells as shown), after the sheet's name",
+  html: "w3m -dump",
+  image: "tesseract (eng)",
+  csv: "decoded text",
+  txt: "decoded text",
+  json: "keys and scalar values in document order",
+  xml: "text nodes and CDATA in document order"
+}
+
+export const referenceOf = (entry, file) => {
+  const data = readFileSync(file)
+  switch (entry.format) {
+    case "pdf":
+      return run("pdftotext", ["-q", "-enc", "UTF-8", file, "-"])
+    case "docx":
+    case "pptx":
+      return ooxmlText(data, entry.format)
+    case "xlsx":
+    case "xls":
+      return spreadsheetText(file)
+    case "html":
+      return run("w3m", ["-dump", "-T", "text/html", "-cols", "200", "-O", "UTF-8", file])
+    case "image":
+      return run("tesseract", [file, "-", "-l", "eng"])
+    case "json":
+      return jsonText(data)
+    case "xml":
+      return xmlText(data)
+    default:
+      return decodeBytes(data)
+  }
+}
+
+const toolsNeeded = { pdf: "pdftotext", xlsx: "soffice", xls: "soffice", html: "w3m", image: "tesseract" }
+
+const referenceAll = () => {
+  const dir = join(corpusDir, "reference")
+  let made = 0
+  let kept = 0
+  const failures = []
+  const missing = new Set()
+  for (const entry of manifest.files) {
+    if (onlyFormats && !onlyFormats.includes(entry.format)) continue
+    const file = join(corpusDir, "files", entry.id)
+    const target = join(dir, `${entry.id}.txt`)
+    if (!existsSync(file)) {
+      failures.push(`${entry.id}: not fetched`)
+      continue
+    }
+    if (!force && existsSync(target)) {
+      kept++
+      continue
+    }
+    const tool = toolsNeeded[entry.format]
+    if (tool && !has(tool)) {
+      missing.add(tool)
+      continue
+    }
+    try {
+      const text = referenceOf(entry, file)
+      mkdirSync(dirname(target), { recursive: true })
+      writeFileSync(target, text)
+      made++
+    } catch (e) {
+      failures.push(`${entry.id}: ${e.message}`)
+    }
+  }
+  mkdirSync(dir, { recursive: true })
+  const versions = {
+    pdftotext: has("pdftotext") ? run("sh", ["-c", "pdftotext -v 2>&1 | head -1"]).trim() : undefined,
+    soffice: has("soffice") ? run("soffice", ["--version"]).trim() : undefined,
+    w3m: has("w3m") ? run("sh", ["-c", "w3m -version | head -1"]).trim() : undefined,
+    tesseract: has("tesseract") ? run("sh", ["-c", "tesseract --version 2>&1 | head -1"]).trim() : undefined
+  }
+  writeFileSync(join(dir, "tools.json"), JSON.stringify({ tools: referenceTool, versions }, null, 2) + "\n")
+  console.log(`reference: ${made} written, ${kept} already present, ${failures.length} failed, in ${dir}`)
+  for (const t of missing) {
+    console.error(`  ${t} is not installed: its formats have no reference (Debian: poppler-utils, libreoffice-calc, w3m, tesseract-ocr)`)
+  }
+  for (const f of failures) console.error(`  ${f}`)
+  return failures.length === 0 && missing.size === 0
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const all = steps.length === 0
+  let ok = true
+  if (all || steps.includes("fetch")) ok = (await fetchAll()) && ok
+  if (all || steps.includes("reference")) ok = referenceAll() && ok
+  process.exitCode = ok ? 0 : 1
+}
