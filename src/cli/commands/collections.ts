@@ -4,20 +4,22 @@
  * completion markers) are hidden from `list`, counted in `stats` and dropped with their
  * collection by `drop`.
  *
- * Exit status: 0 success, 1 failure (a collection that does not exist, a store error).
+ * Exit status: 0 success, 1 failure (no database at `--db`, a collection that does not exist, a
+ * store error). Nothing here creates a database folder.
  *
  * Wiring: `command` is self-contained (it provides LanceDB itself).
  *
  * @since 0.1.0
  */
 import { Args, Command } from "@effect/cli"
-import { Console, Effect, Option } from "effect"
+import { Console, Effect, Either, Option } from "effect"
 import { readdirSync, statSync } from "node:fs"
 import { join } from "node:path"
-import * as Ingest from "../../pipeline/Ingest.js"
-import * as LanceDbStore from "../../store/LanceDbStore.js"
-import { type Collection, VectorStore, type VectorStoreError } from "../../store/VectorStore.js"
+import type * as IngestModule from "../../pipeline/Ingest.js"
+import { type Collection, CollectionNotFound, VectorStore, type VectorStoreError } from "../../store/VectorStore.js"
 import * as Shared from "../options.js"
+
+type Ingest = typeof IngestModule
 
 /** Statistics of a collection. */
 export interface CollectionStats {
@@ -47,6 +49,7 @@ const folderBytes = (path: string): number => {
 /** Reads the statistics of a collection (one scan of its document ids and one of its manifest). */
 export const stats = (db: string, c: Collection, manifest: Option.Option<Collection>): Effect.Effect<CollectionStats, VectorStoreError> =>
   Effect.gen(function*() {
+    const Ingest = yield* Shared.load(() => import("../../pipeline/Ingest.js"))
     const chunks = yield* c.count()
     const docs = yield* c.listDocuments()
     const counts = new Map(docs.map((d) => [d.documentId, d.chunks]))
@@ -65,7 +68,7 @@ export const stats = (db: string, c: Collection, manifest: Option.Option<Collect
     }
   })
 
-const openManifest = (name: string) =>
+const openManifest = (Ingest: Ingest, name: string) =>
   Effect.flatMap(VectorStore, (store) =>
     store.list().pipe(
       Effect.flatMap((names) =>
@@ -78,19 +81,23 @@ const mib = (b: number) => `${(b / 1024 / 1024).toFixed(1)} MiB`
 /** Runs a subcommand body with LanceDB in the resolved `--db`, mapping failures to exit 1. */
 const withStore = (
   args: { readonly db: Option.Option<string>; readonly config: Option.Option<string>; readonly json: boolean },
-  body: (db: string) => Effect.Effect<void, VectorStoreError, VectorStore>
+  body: (db: string, Ingest: Ingest) => Effect.Effect<void, VectorStoreError, VectorStore>
 ) =>
   Effect.gen(function*() {
     const db = yield* Shared.resolveDb(args.db)
-    yield* body(db).pipe(Effect.provide(LanceDbStore.layer({ uri: db })))
+    const exists = Shared.existingDbFolder(db)
+    if (Either.isLeft(exists)) return yield* new CollectionNotFound({ name: "", message: exists.left.message })
+    const Ingest = yield* Shared.load(() => import("../../pipeline/Ingest.js"))
+    const LanceDbStore = yield* Shared.load(() => import("../../store/LanceDbStore.js"))
+    yield* body(db, Ingest).pipe(Effect.provide(LanceDbStore.layer({ uri: db })))
   }).pipe(
     Shared.withConfigFile(args.config),
-    Effect.catchAll((e) =>
+    Effect.catchIf((e) => e._tag !== "UsageError", (e) =>
       (args.json ? Console.log(JSON.stringify({ error: { _tag: e._tag, message: e.message } })) : Effect.void).pipe(
         Effect.zipRight(Console.error(`effect-rag collections: ${e._tag}: ${e.message}`)),
         Effect.zipRight(Shared.setExitCode(Shared.ExitCode.failure))
-      )
-    )
+      )),
+    Shared.exitOnUsage
   )
 
 const common = { db: Shared.db, json: Shared.json, config: Shared.config }
@@ -98,7 +105,7 @@ const name = Args.text({ name: "NAME" }).pipe(Args.withDescription("the collecti
 
 /** `collections list`: names with chunk and document counts. */
 export const listCommand = Command.make("list", common, (args) =>
-  withStore(args, (db) =>
+  withStore(args, (db, Ingest) =>
     Effect.gen(function*() {
       const store = yield* VectorStore
       const names = (yield* store.list()).filter((n) => !Ingest.isManifest(n)).sort()
@@ -114,11 +121,11 @@ export const listCommand = Command.make("list", common, (args) =>
 
 /** `collections stats NAME`. */
 export const statsCommand = Command.make("stats", { ...common, name }, (args) =>
-  withStore(args, (db) =>
+  withStore(args, (db, Ingest) =>
     Effect.gen(function*() {
       const store = yield* VectorStore
       const c = yield* store.open(args.name)
-      const s = yield* stats(db, c, yield* openManifest(args.name))
+      const s = yield* stats(db, c, yield* openManifest(Ingest, args.name))
       if (args.json) return yield* Console.log(JSON.stringify({ db, ...s }, null, 2))
       yield* Console.log([
         `collection ${s.name} in ${db}`,
@@ -132,7 +139,7 @@ export const statsCommand = Command.make("stats", { ...common, name }, (args) =>
 
 /** `collections drop NAME`: drops the collection and its manifest. */
 export const dropCommand = Command.make("drop", { ...common, name }, (args) =>
-  withStore(args, (db) =>
+  withStore(args, (db, Ingest) =>
     Effect.gen(function*() {
       const store = yield* VectorStore
       const names = yield* store.list()

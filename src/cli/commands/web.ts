@@ -15,15 +15,20 @@
 import { Args, Command, Options } from "@effect/cli"
 import { Chunk, Console, Duration, Effect, Layer, Option, Stream } from "effect"
 import * as Web from "../../api/Web.js"
-import * as LocalFiles from "../../engines/LocalFiles.js"
-import * as LocalWeb from "../../engines/LocalWeb.js"
+import type * as LocalWeb from "../../engines/LocalWeb.js"
+import * as Shared from "../options.js"
 
 /**
  * The local web engine with the local document engine for non-HTML pages: what the commands
- * run on. `allowPrivate` opens private and loopback addresses (off by default).
+ * run on (loaded when a command runs). `allowPrivate` opens private and loopback addresses (off
+ * by default).
  */
 export const webLayer = (options: LocalWeb.Options = {}): Layer.Layer<Web.Web> =>
-  LocalWeb.layer(options).pipe(Layer.provide(LocalFiles.layer()))
+  Layer.unwrapEffect(Effect.gen(function*() {
+    const LocalWeb = yield* Shared.load(() => import("../../engines/LocalWeb.js"))
+    const LocalFiles = yield* Shared.load(() => import("../../engines/LocalFiles.js"))
+    return LocalWeb.layer(options).pipe(Layer.provide(LocalFiles.layer()))
+  }))
 
 const json = Options.boolean("json").pipe(Options.withDescription("print the response as JSON (the spec's shape)"))
 const allowPrivate = Options.boolean("allow-private").pipe(
