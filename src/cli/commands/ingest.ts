@@ -180,8 +180,9 @@ export const progressReporter = (options: { readonly tty: boolean; readonly quie
   /** What was done when a run is stopped before its end (one line, for stderr). */
   const stoppedSummary = (signal: string): string => {
     if (options.tty) write("\r\x1b[2K")
-    return `stopped by ${signal}: ${done} of ${total || "?"} documents done (${ingested} ingested, ${skipped} unchanged, ${failed} failed, ${chunks} chunks); ` +
-      `the ${Math.max(0, total - done)} others were not stored. Run the same command again to finish: unchanged documents are skipped.`
+    const left = total > done ? `; ${total - done} not stored` : ""
+    return `stopped by ${signal}: ${done} of ${total || "?"} documents done (${ingested} ingested, ${skipped} unchanged, ${failed} failed, ${chunks} chunks)${left}. ` +
+      "Run the same command again to finish: unchanged documents are skipped."
   }
   return { onProgress, stoppedSummary }
 }
