@@ -91,7 +91,7 @@ const describe = (error: unknown): string => {
     ? `${"_tag" in error ? `${String(error._tag)}: ` : ""}${error.message}`
     : String(error)
   // one line: never a stack trace
-  return text.split("\n")[0]!
+  return Shared.forCli(text.split("\n")[0]!)
 }
 
 const main = (argv: ReadonlyArray<string>) =>

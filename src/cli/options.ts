@@ -246,6 +246,13 @@ export const ExitCode = {
   sigterm: 143
 } as const
 
+/**
+ * An engine's message in the command line's terms: the web engine's refusal of a private
+ * address names its library option (`allowPrivate`); on the command line it is `--allow-private`.
+ */
+export const forCli = (message: string): string =>
+  message.replace(/allowPrivate or allowHosts/g, "--allow-private").replace(/\ballowPrivate\b/g, "--allow-private")
+
 // =============================================================================
 // Stop signals
 // =============================================================================

@@ -98,7 +98,7 @@ export const summaryText = (db: string, s: Ingest.Summary): string => {
   if (s.failures.length > 0) {
     lines.push("failed:")
     for (const f of s.failures.map(failureJson)) {
-      lines.push(`  ${f.source}: ${f.error._tag}${f.error.reason !== undefined ? ` (${f.error.reason})` : ""}: ${f.error.message}`)
+      lines.push(`  ${f.source}: ${f.error._tag}${f.error.reason !== undefined ? ` (${f.error.reason})` : ""}: ${Shared.forCli(f.error.message)}`)
     }
   }
   return lines.join("\n")
@@ -126,11 +126,13 @@ export const progressReporter = (options: { readonly tty: boolean; readonly quie
     const elapsed = (now - started) / 1000
     const rate = elapsed > 0 ? done / elapsed : 0
     const width = 24
-    const frac = total > 0 ? Math.min(1, done / total) : 0
+    // a crawl's pages are planned as it reports them: never show more done than planned
+    const shown = Math.max(total, done)
+    const frac = shown > 0 ? Math.min(1, done / shown) : 0
     const filled = Math.round(frac * width)
     const eta = total > done && rate > 0 ? duration((total - done) / rate) : total > 0 && done >= total ? "0s" : "?"
     write(
-      `\r\x1b[2K[${"#".repeat(filled)}${".".repeat(width - filled)}] ${done}/${total || "?"} ${total > 0 ? `${Math.floor(frac * 100)}%` : ""}` +
+      `\r\x1b[2K[${"#".repeat(filled)}${".".repeat(width - filled)}] ${done}/${shown || "?"} ${shown > 0 ? `${Math.floor(frac * 100)}%` : ""}` +
         ` ${rate.toFixed(1)} doc/s ETA ${eta} ${chunks} chunks${failed > 0 ? ` ${failed} failed` : ""}`
     )
   }
@@ -161,7 +163,7 @@ export const progressReporter = (options: { readonly tty: boolean; readonly quie
         case "Failed":
           done++
           failed++
-          line(`failed ${e.source}: ${e.error._tag}: ${e.error.message}`)
+          line(`failed ${e.source}: ${e.error._tag}: ${Shared.forCli(e.error.message)}`)
           break
         case "Pruned":
           if (!options.quiet) line(`pruned ${e.documentIds.length} document(s) whose source is gone`)

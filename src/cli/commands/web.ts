@@ -91,7 +91,7 @@ export const runCrawl = (args: CrawlArgs) =>
     for (const page of pages) {
       const m = page.metadata
       const status = m.error !== undefined ? `ERR ${m.statusCode ?? "---"}` : String(m.statusCode ?? "")
-      yield* Console.log(`${status.padEnd(7)} ${m.sourceURL ?? ""}${m.title ? `  ${m.title}` : ""}${m.error ? `  (${m.error})` : ""}`)
+      yield* Console.log(`${status.padEnd(7)} ${m.sourceURL ?? ""}${m.title ? `  ${m.title}` : ""}${m.error ? `  (${Shared.forCli(m.error)})` : ""}`)
     }
     yield* Console.log(`${job.status}: ${job.completed} of ${job.total} pages crawled`)
   })
