@@ -23,7 +23,6 @@ import { CliConfig, Command, HelpDoc, type Usage } from "@effect/cli"
 /** A command of the tree: its name, the command, and its subcommands. */
 export interface Node {
   readonly name: string
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   readonly command: Command.Command<any, any, any, any>
   readonly children: ReadonlyArray<Node>
 }
@@ -115,7 +114,8 @@ export const check = (root: Node, args: ReadonlyArray<string>): Checked => {
     if (a === "--help" || a === "-h") return { _tag: "Help", path }
     if (a === "--version" && path.length === 1) return args.length === 1 ? { _tag: "Version" } : { _tag: "Ok" }
     if (a.startsWith("-")) {
-      if (node.children.length > 0 && path.length > 0 && (a === "--wizard" || a === "--completions" || a === "--log-level")) return { _tag: "Ok" }
+      // the built-ins of @effect/cli that belong before a command name
+      if (a === "--wizard" || a === "--completions" || a === "--log-level" || a === "--version") return { _tag: "Ok" }
       if (node.children.length > 0) {
         return {
           _tag: "Usage",
@@ -158,7 +158,7 @@ export const check = (root: Node, args: ReadonlyArray<string>): Checked => {
 // =============================================================================
 
 /** The generic sentences `@effect/cli` puts before every description ("A user-defined piece of text."). */
-const generic = /^(A user-defined piece of text.*|A true or false value\.|An integer\.|A floating point number\.|A file.*|A directory.*|One of the following: .*|This setting is optional\.|This option may be repeated zero or more times\.|This argument may be repeated zero or more times\.|This setting is optional\.?)$/
+const generic = /^(A user-defined piece of text.*|A true or false value\.|An integer\.|A floating point number\.|A file.*|A directory.*|One of the following: .*|This setting is optional\.|This option may be repeated zero or more times\.|This argument may be repeated zero or more times\.)$/
 
 const textOf = (doc: HelpDoc.HelpDoc): string => {
   const span = HelpDoc.getSpan(doc) as unknown as { _tag: string; value?: string; left?: unknown; right?: unknown }
@@ -222,7 +222,6 @@ export const help = (path: ReadonlyArray<Node>, version: string): string => {
   ])
   const text = HelpDoc.toAnsiText(doc)
   const color = process.stdout.isTTY === true && process.env["NO_COLOR"] === undefined
-  // eslint-disable-next-line no-control-regex
   return color ? text : text.replace(/\x1b\[[0-9;]*m/g, "")
 }
 

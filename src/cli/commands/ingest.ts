@@ -307,12 +307,14 @@ export const runIngest = (args: IngestArgs): Effect.Effect<Option.Option<Ingest.
     // the embedder (a model session) lives as long as the run
     Effect.scoped,
     Shared.withConfigFile(args.config),
-    Effect.catchIf((e) => e._tag !== "UsageError", (e) =>
-      Console.error(`effect-rag ingest: ${e.message}`).pipe(
-        Effect.zipRight(Shared.setExitCode(Shared.ExitCode.failure)),
-        Effect.as(Option.none<Ingest.Summary>())
-      )),
-    Effect.mapError((e) => e as Shared.UsageError)
+    Effect.catchIf(
+      (e): e is Exclude<typeof e, Shared.UsageError> => !(e instanceof Shared.UsageError),
+      (e) =>
+        Console.error(`effect-rag ingest: ${e.message}`).pipe(
+          Effect.zipRight(Shared.setExitCode(Shared.ExitCode.failure)),
+          Effect.as(Option.none<Ingest.Summary>())
+        )
+    )
   )
 
 // =============================================================================
