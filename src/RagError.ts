@@ -151,7 +151,8 @@ export class TaskFailed extends Schema.TaggedError<TaskFailed>()("TaskFailed", {
 
 /**
  * A document could not be extracted. `reason` says why, so callers can tell an encrypted file
- * from a corrupt one. Produced by the local document engine, and by the remote client when an
+ * from a corrupt one; `empty` is a non-empty document that yields no text (never a success with
+ * empty content). Produced by the local document engine, and by the remote client when an
  * upload error body carries a known `reason` (this library's server sends one); another
  * server's upload errors keep their HTTP error family (`processing_failed` for a 200 with
  * `status: false`).
@@ -169,7 +170,8 @@ export class ExtractionError extends Schema.TaggedError<ExtractionError>()("Extr
     "ocr_unavailable",
     "speech_unavailable",
     "limit_exceeded",
-    "processing_failed"
+    "processing_failed",
+    "empty"
   ),
   message: Schema.String
 }) {}

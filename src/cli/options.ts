@@ -23,23 +23,41 @@
  * @since 0.1.0
  */
 import { Options } from "@effect/cli"
-import { Config, ConfigProvider, Effect, Option } from "effect"
-import { existsSync, readFileSync } from "node:fs"
-import { resolve } from "node:path"
+import { Config, ConfigProvider, Effect, Either, Option } from "effect"
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, statSync } from "node:fs"
+import { dirname, resolve } from "node:path"
 import * as RagError from "../RagError.js"
-import { isObjectStoreUri } from "../store/LanceDbStore.js"
+import { isObjectStoreUri } from "../store/internal/uri.js"
+
+// =============================================================================
+// Loading on first use
+// =============================================================================
+
+/**
+ * Loads a module on first use. The command definitions import only `effect` and `@effect/cli`;
+ * a handler loads what it runs (LanceDB and Arrow, the document and web engines, the HTTP
+ * client), so `--version`, `--help` and a usage error never pay for them and `query` never
+ * loads the extractors.
+ */
+export const load = <M>(module: () => Promise<M>): Effect.Effect<M> => Effect.promise(module)
+
+// =============================================================================
+// Shared flags
+// =============================================================================
 
 /**
  * `--db DIR|URI`: the LanceDB folder or object-store URI (default `$EFFECT_RAG_DB` or
  * `.effect-rag/db` in the working directory).
  */
 export const db = Options.text("db").pipe(
+  Options.withPseudoName("DIR|URI"),
   Options.withDescription("the LanceDB database: a folder or s3://bucket/prefix, gs://…, az://… (default: $EFFECT_RAG_DB or ./.effect-rag/db)"),
   Options.optional
 )
 
 /** `--collection NAME` (default `$EFFECT_RAG_COLLECTION` or `default`). */
 export const collection = Options.text("collection").pipe(
+  Options.withPseudoName("NAME"),
   Options.withDescription("the collection name (default: $EFFECT_RAG_COLLECTION or 'default')"),
   Options.optional
 )
@@ -47,11 +65,93 @@ export const collection = Options.text("collection").pipe(
 /** `--json`: machine-readable output. */
 export const json = Options.boolean("json").pipe(Options.withDescription("print JSON for scripts"))
 
-/** `--config FILE`: a JSON configuration file. */
-export const config = Options.file("config", { exists: "yes" }).pipe(
+/** `--config FILE`: a JSON configuration file (checked when the command starts, see {@link checkConfigFile}). */
+export const config = Options.text("config").pipe(
+  Options.withPseudoName("FILE"),
   Options.withDescription("a JSON config file (default: ./effect-rag.config.json when present)"),
   Options.optional
 )
+
+// =============================================================================
+// Paths, checked up front
+// =============================================================================
+
+/**
+ * A usage problem: a flag value or a path given on the command line that cannot be used. Printed
+ * on one line; exit 2, before anything is read or written.
+ */
+export class UsageError extends Error {
+  readonly _tag = "UsageError"
+}
+
+const errno = (e: unknown): string => (e as NodeJS.ErrnoException)?.code ?? (e as Error)?.message ?? String(e)
+
+/** The file system entry at a path, or undefined when there is none (a file in the way counts as none). */
+const statOf = (path: string) => {
+  try {
+    return statSync(path, { throwIfNoEntry: false })
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Makes sure `--db` names a usable database folder before anything is written: an existing
+ * folder, or one that can be created, one level at a time from the nearest existing parent
+ * (a recursive `mkdir` spins for ever on paths like `/proc/x`). Fails with a one-line reason.
+ */
+export const prepareDbFolder = (db: string): Either.Either<string, UsageError> => {
+  if (isObjectStoreUri(db)) return Either.right(db) // the object store is checked when it is opened
+  const missing: Array<string> = []
+  let at = db
+  let info = statOf(at)
+  while (info === undefined) {
+    missing.unshift(at)
+    const parent = dirname(at)
+    if (parent === at) return Either.left(new UsageError(`--db ${db}: no existing parent folder`))
+    at = parent
+    info = statOf(at)
+  }
+  if (!info.isDirectory()) {
+    return Either.left(new UsageError(`--db ${db}: ${at === db ? "it" : at} is not a folder`))
+  }
+  for (const folder of missing) {
+    try {
+      mkdirSync(folder)
+    } catch (e) {
+      return Either.left(new UsageError(`--db ${db}: cannot create ${folder} (${errno(e)})`))
+    }
+  }
+  try {
+    accessSync(db, constants.W_OK)
+  } catch (e) {
+    return Either.left(new UsageError(`--db ${db}: not writable (${errno(e)})`))
+  }
+  return Either.right(db)
+}
+
+/** Whether `db` is an existing database folder or an object-store URI (commands that only read never create one). */
+export const existingDbFolder = (db: string): Either.Either<string, UsageError> => {
+  if (isObjectStoreUri(db)) return Either.right(db) // a missing collection there is CollectionNotFound
+  const info = statOf(db)
+  if (info === undefined) return Either.left(new UsageError(`no database at ${db}: run \`effect-rag ingest PATH --db ${db}\` first, or pass --db`))
+  if (!info.isDirectory()) return Either.left(new UsageError(`--db ${db}: not a folder`))
+  return Either.right(db)
+}
+
+/** Checks `--config FILE` (an existing, readable file) before the command reads anything else. */
+export const checkConfigFile = (file: Option.Option<string>): Either.Either<Option.Option<string>, UsageError> => {
+  if (Option.isNone(file)) return Either.right(file)
+  const info = statOf(file.value)
+  if (info === undefined) return Either.left(new UsageError(`--config ${file.value}: no such file`))
+  if (!info.isFile()) return Either.left(new UsageError(`--config ${file.value}: not a file`))
+  try {
+    accessSync(file.value, constants.R_OK)
+  } catch (e) {
+    return Either.left(new UsageError(`--config ${file.value}: not readable (${errno(e)})`))
+  }
+  return Either.right(file)
+}
 
 /** Config-file keys and the environment variables they stand for. */
 export const fileKeys: Readonly<Record<string, string>> = {
@@ -120,10 +220,14 @@ export const configProvider = (
     return env.pipe(ConfigProvider.orElse(() => ConfigProvider.fromMap(values)))
   })
 
-/** Provides the config provider of `--config` to an effect (and to the layers it builds). */
+/**
+ * Provides the config provider of `--config` to an effect (and to the layers it builds). A
+ * `--config` path that is missing or not a readable file fails with {@link UsageError} (exit 2)
+ * before the command does anything.
+ */
 export const withConfigFile = (file: Option.Option<string>) =>
-<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | RagError.ConfigurationError, R> =>
-  Effect.flatMap(configProvider(file), (provider) => Effect.withConfigProvider(self, provider))
+<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | RagError.ConfigurationError | UsageError, R> =>
+  Effect.flatMap(checkConfigFile(file), () => Effect.flatMap(configProvider(file), (provider) => Effect.withConfigProvider(self, provider)))
 
 /** A setting from the environment or the config file (after {@link withConfigFile}). */
 export const setting = (name: string): Effect.Effect<Option.Option<string>> =>
@@ -152,14 +256,68 @@ export const resolveCollection = (flag: Option.Option<string>): Effect.Effect<st
     onNone: () => Effect.map(setting("EFFECT_RAG_COLLECTION"), Option.getOrElse(() => "default"))
   })
 
-/** Exit codes of the pipeline commands. */
+/**
+ * Exit codes of every command: 0 all done, 1 failed, 2 bad usage (nothing was read or written),
+ * 3 partial (some documents failed, the rest are stored). A run stopped by SIGINT exits 130,
+ * by SIGTERM 143 (128 + the signal number, as shells do).
+ */
 export const ExitCode = {
   success: 0,
   failure: 1,
   usage: 2,
   /** Some items failed, the rest succeeded (e.g. an ingest with failed documents). */
-  partial: 3
+  partial: 3,
+  sigint: 130,
+  sigterm: 143
 } as const
+
+/**
+ * An engine's message in the command line's terms: the web engine's refusal of a private
+ * address names its library option (`allowPrivate`); on the command line it is `--allow-private`.
+ */
+export const forCli = (message: string): string =>
+  message.replace(/allowPrivate or allowHosts/g, "--allow-private").replace(/\ballowPrivate\b/g, "--allow-private")
+
+// =============================================================================
+// Stop signals
+// =============================================================================
+
+let stop: "SIGINT" | "SIGTERM" | undefined
+
+/** The stop signal the process received (SIGINT or SIGTERM), if any. */
+export const stopSignal = (): "SIGINT" | "SIGTERM" | undefined => stop
+
+/** The exit code of a run stopped by a signal: 130 for SIGINT, 143 for SIGTERM. */
+export const signalExitCode = (signal: "SIGINT" | "SIGTERM"): number =>
+  signal === "SIGINT" ? ExitCode.sigint : ExitCode.sigterm
+
+/**
+ * Records SIGINT and SIGTERM (the runtime's own handlers interrupt the program). When the
+ * program has not ended `graceMs` after the signal (a native call that does not return), the
+ * process exits anyway with the signal's code: the ingest's write protocol makes any stop safe,
+ * so the user never waits on a stuck process. A second signal exits at once.
+ */
+export const watchStopSignals = (graceMs = 2_000): void => {
+  const onSignal = (signal: "SIGINT" | "SIGTERM") => () => {
+    if (stop !== undefined) process.exit(signalExitCode(stop))
+    stop = signal
+    setTimeout(() => {
+      process.stderr.write(`effect-rag: stopped by ${signal}\n`)
+      process.exit(signalExitCode(signal))
+    }, graceMs).unref()
+  }
+  process.on("SIGINT", onSignal("SIGINT"))
+  process.on("SIGTERM", onSignal("SIGTERM"))
+}
+
+/** Prints a {@link UsageError} on one line and sets exit code 2; other errors pass through. */
+export const exitOnUsage = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A | void, Exclude<E, UsageError>, R> =>
+  Effect.catchIf(
+    self,
+    (e): e is Extract<E, UsageError> => e instanceof UsageError,
+    (e) =>
+      Effect.sync(() => process.stderr.write(`effect-rag: ${e.message}\n`)).pipe(Effect.zipRight(setExitCode(ExitCode.usage)))
+  ) as Effect.Effect<A | void, Exclude<E, UsageError>, R>
 
 /** Sets the process exit code (never lowers a failure to a success). */
 export const setExitCode = (code: number): Effect.Effect<void> =>

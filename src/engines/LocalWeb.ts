@@ -523,7 +523,8 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, Scope
             Effect.succeed(
               e.reason === "too_large" || e.reason === "blocked"
                 ? Robots.allowAll
-                : Robots.disallowAll(`${robotsUrl}: ${e.message}`)
+                // a site that cannot be reached is not one whose robots.txt disallows
+                : { ...Robots.disallowAll(`${robotsUrl}: ${e.message}`), unreachable: e.reason === "unreachable" || e.reason === "timeout" }
             )
           ),
           Effect.tap((robots) =>
@@ -628,6 +629,9 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, Scope
         const startRobots = yield* robotsOf(start)
         if (!startRobots.isAllowed(start.href)) {
           const reason = "reason" in startRobots ? `: ${String(startRobots.reason)}` : ""
+          if ("unreachable" in startRobots && startRobots.unreachable === true) {
+            return yield* Effect.fail(`cannot reach ${start.origin}${reason}`)
+          }
           return yield* Effect.fail(`robots.txt disallows the start URL ${start.href}${reason}`)
         }
         const maxPathDepth = scope.maxPathDepth === undefined ? undefined : scope.maxPathDepth + pathDepth(start)

@@ -45,7 +45,7 @@ import { basename, resolve } from "node:path"
 import type * as Embeddings from "../api/Embeddings.js"
 import * as Upload from "../api/Upload.js"
 import * as Web from "../api/Web.js"
-import type * as RagError from "../RagError.js"
+import * as RagError from "../RagError.js"
 import {
   type Chunk,
   type Collection,
@@ -508,6 +508,16 @@ export const run = (
       x: { item: Item; loaded: Loaded; hash: string }
     ): Effect.Effect<Option.Option<Prepared>> =>
       upload.extractChunks(x.loaded.file, options.upload ?? defaultUploadOptions).pipe(
+        // a document that yields no text is a failure, whichever engine extracted it
+        Effect.filterOrFail(
+          (result) => result.data.data.chunks.some((c) => c.content.trim() !== ""),
+          () =>
+            new RagError.ExtractionError({
+              file: x.loaded.file.name,
+              reason: "empty",
+              message: "the document yields no text: nothing to store"
+            })
+        ),
         Effect.map((result): Option.Option<Prepared> => {
           const { item, hash } = x
           const meta = result.data.data.metadata

@@ -46,6 +46,7 @@ import * as Filters from "./internal/filter.js"
 import * as Fusion from "./internal/fusion.js"
 import * as Hash from "./internal/hash.js"
 import { analyze } from "./internal/text.js"
+import { isObjectStoreUri } from "./internal/uri.js"
 import {
   type Chunk,
   type Collection,
@@ -115,11 +116,7 @@ export interface Options {
   readonly writeRetries?: number | undefined
 }
 
-/**
- * Whether `uri` names an object store (`scheme://…` other than `file://`) rather than a local
- * folder. Windows drive paths (`C:\…`) are folders.
- */
-export const isObjectStoreUri = (uri: string): boolean => /^[a-z][a-z0-9+.-]*:\/\//i.test(uri) && !/^file:\/\//i.test(uri)
+export { isObjectStoreUri } from "./internal/uri.js"
 
 /**
  * The LanceDB `storageOptions` of {@link StorageOptions} (snake_case keys, secrets unwrapped).

@@ -77,3 +77,48 @@ export const startServe = (args: ReadonlyArray<string>, env: Record<string, stri
     child.stderr.on("data", onData)
     child.on("close", (code) => reject(new Error(`serve exited with ${code}: ${out}`)))
   })
+/** A running built CLI: its output so far, a way to send it a signal, and how it ended. */
+export interface BuiltCli {
+  readonly stdout: () => string
+  readonly stderr: () => string
+  readonly kill: (signal: NodeJS.Signals) => void
+  readonly done: Promise<CliResult>
+}
+
+/**
+ * Runs the built command line (`bin/effect-rag.js` over `dist/`, as `npx effect-rag` runs it)
+ * with the given extra environment; `npm ci` builds `dist` (`prepare`), `npm run build` after
+ * a change. The parent's `EFFECT_RAG_*` variables are removed first.
+ */
+export const spawnBuiltCli = (
+  args: ReadonlyArray<string>,
+  env: Record<string, string> = {},
+  options: { readonly cwd?: string; readonly timeoutMs?: number } = {}
+): BuiltCli => {
+  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("EFFECT_RAG_")))
+  const child = spawn(process.execPath, [join(repoRoot, "bin", "effect-rag.js"), ...args], {
+    cwd: options.cwd ?? repoRoot,
+    env: { ...base, NO_COLOR: "1", ...env },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  let stdout = ""
+  let stderr = ""
+  child.stdout.on("data", (d: Buffer) => (stdout += d.toString()))
+  child.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
+  const done = new Promise<CliResult>((resolve, reject) => {
+    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 90_000)
+    child.on("error", reject)
+    child.on("close", (code) => {
+      clearTimeout(timer)
+      resolve({ code, stdout, stderr })
+    })
+  })
+  return { stdout: () => stdout, stderr: () => stderr, kill: (signal) => void child.kill(signal), done }
+}
+
+/** Runs the built command line to its end (see {@link spawnBuiltCli}). */
+export const runBuiltCli = (
+  args: ReadonlyArray<string>,
+  env: Record<string, string> = {},
+  options: { readonly cwd?: string; readonly timeoutMs?: number } = {}
+): Promise<CliResult> => spawnBuiltCli(args, env, options).done

@@ -14,13 +14,10 @@
  */
 import { Args, Command, Options } from "@effect/cli"
 import { Console, Effect, Layer, Option, Stream } from "effect"
-import * as Chat from "../../api/Chat.js"
-import * as ApiHttp from "../../api/internal/ApiHttp.js"
-import * as Search from "../../api/Search.js"
-import * as Answer from "../../pipeline/Answer.js"
-import * as RagConfig from "../../RagConfig.js"
+import type * as Answer from "../../pipeline/Answer.js"
+import type * as Search from "../../api/Search.js"
 import * as Shared from "../options.js"
-import { exitOnUsage, location, resolveRetrieval, retrievalOptions, withFilter } from "./query.js"
+import { exitOnUsage, location, nonBlank, resolveRetrieval, retrievalOptions, withFilter } from "./query.js"
 
 /** The sources list printed after an answer: the cited ones, or all when none is cited. */
 export const formatSources = (answer: Answer.Answer): string => {
@@ -42,9 +39,15 @@ const modelChoice = (spec: string): Search.ModelChoice => {
   return at > 0 ? { provider: spec.slice(0, at), model: spec.slice(at + 1) } : { provider: "openai", model: spec }
 }
 
-/** The remote Chat and Search layers, configured from the environment and the config file. */
+/** The remote Chat and Search layers, configured from the environment and the config file (loaded on first use). */
 const apiLayer = (model: string | undefined) =>
-  Layer.mergeAll(Chat.layer({ model }), Search.layer).pipe(Layer.provide(ApiHttp.layer), Layer.provide(RagConfig.layerConfig))
+  Layer.unwrapEffect(Effect.gen(function*() {
+    const Chat = yield* Shared.load(() => import("../../api/Chat.js"))
+    const Search = yield* Shared.load(() => import("../../api/Search.js"))
+    const ApiHttp = yield* Shared.load(() => import("../../api/internal/ApiHttp.js"))
+    const RagConfig = yield* Shared.load(() => import("../../RagConfig.js"))
+    return Layer.mergeAll(Chat.layer({ model }), Search.layer).pipe(Layer.provide(ApiHttp.layer), Layer.provide(RagConfig.layerConfig))
+  }))
 
 /** The `ask` command. */
 export const command = Command.make(
@@ -52,6 +55,7 @@ export const command = Command.make(
   {
     question: Args.text({ name: "QUESTION" }).pipe(Args.withDescription("the question")),
     model: Options.text("model").pipe(
+      Options.withPseudoName("MODEL"),
       Options.optional,
       Options.withDescription("the chat model (default: $EFFECT_RAG_CHAT_MODEL); with --search: provider/model")
     ),
@@ -61,11 +65,13 @@ export const command = Command.make(
   },
   (args) =>
     Effect.gen(function*() {
+      const question = yield* nonBlank("the question", args.question)
+      const Answer = yield* Shared.load(() => import("../../pipeline/Answer.js"))
       const model = Option.isSome(args.model) ? args.model : yield* Shared.setting("EFFECT_RAG_CHAT_MODEL")
       const tty = process.stdout.isTTY === true && !args.json
       let answer: Answer.Answer
       if (args.search) {
-        answer = yield* Answer.askWithSearch(args.question, Option.match(model, {
+        answer = yield* Answer.askWithSearch(question, Option.match(model, {
           onNone: () => ({}),
           onSome: (m) => ({ chatModel: modelChoice(m) })
         })).pipe(Effect.provide(apiLayer(undefined)))
@@ -78,7 +84,7 @@ export const command = Command.make(
         let streamed = false
         const final = yield* Effect.gen(function*() {
           const { collection, options } = yield* withFilter(resolved.collection, resolved.options, args.filter)
-          const events = Answer.askStream(collection, args.question, { ...options, model: model.value, tools: !args.noTools })
+          const events = Answer.askStream(collection, question, { ...options, model: model.value, tools: !args.noTools })
           return yield* Stream.runFoldEffect(events, undefined as Answer.Answer | undefined, (last, e) => {
             if (e._tag === "Done") return Effect.succeed(e.answer)
             if (!tty) return Effect.succeed(last)

@@ -18,18 +18,17 @@ import { Effect, Layer, type Scope } from "effect"
 import { mkdirSync, writeFileSync } from "node:fs"
 import { availableParallelism } from "node:os"
 import { dirname, resolve } from "node:path"
-import * as Embeddings from "../../api/Embeddings.js"
-import * as ApiHttp from "../../api/internal/ApiHttp.js"
-import * as Rerank from "../../api/Rerank.js"
-import * as Runner from "../../bench/Runner.js"
-import * as OnnxEmbeddings from "../../engines/OnnxEmbeddings.js"
-import * as OnnxRerank from "../../engines/OnnxRerank.js"
-import * as UseLiteEmbeddings from "../../engines/UseLiteEmbeddings.js"
+import type * as Runner from "../../bench/Runner.js"
 import { sharedPath } from "../../internal/shared.js"
 import type * as Retrieve from "../../pipeline/Retrieve.js"
-import * as RagConfig from "../../RagConfig.js"
 import { defaultTextWeight } from "../../store/internal/fusion.js"
 import type { Fusion } from "../../store/VectorStore.js"
+import * as Shared from "../options.js"
+
+// the embedders, rerankers and the runner load when a command uses them (start-up stays light)
+const remoteModules = Shared.load(() =>
+  Promise.all([import("../../api/internal/ApiHttp.js"), import("../../RagConfig.js")])
+)
 
 /** An embedder chosen by name, or the reason there is none. */
 export interface ResolvedEmbedder {
@@ -45,6 +44,8 @@ export const resolveEmbedder = (spec: string): Effect.Effect<ResolvedEmbedder, n
   Effect.gen(function*() {
     if (spec === "none") return { embedder: undefined, reason: "no embedder configured (--embedder none)" }
     if (spec === "remote") {
+      const Embeddings = yield* Shared.load(() => import("../../api/Embeddings.js"))
+      const [ApiHttp, RagConfig] = yield* remoteModules
       const model = process.env["EFFECT_RAG_EMBEDDING_MODEL"]
       const dimension = Number(process.env["EFFECT_RAG_EMBEDDING_DIMENSION"] ?? "NaN")
       if (!Number.isInteger(dimension) || dimension <= 0) {
@@ -63,12 +64,14 @@ export const resolveEmbedder = (spec: string): Effect.Effect<ResolvedEmbedder, n
     if (spec === "use-lite") {
       // one model thread per core, at most 2 (a copy of the model each)
       const concurrency = Math.max(1, Math.min(2, availableParallelism()))
+      const UseLiteEmbeddings = yield* Shared.load(() => import("../../engines/UseLiteEmbeddings.js"))
       // in worker threads even on one core: a forward pass never holds the event loop of the server
       const service = yield* Effect.either(UseLiteEmbeddings.make({ concurrency, threads: true }))
       if (service._tag === "Left") return { embedder: undefined, reason: `use-lite: ${service.left.message}` }
       return { embedder: { id: "use-lite", service: service.right }, reason: undefined }
     }
     if (spec.startsWith("onnx:")) {
+      const OnnxEmbeddings = yield* Shared.load(() => import("../../engines/OnnxEmbeddings.js"))
       const service = yield* Effect.either(OnnxEmbeddings.make({ model: spec.slice("onnx:".length), ...downloads() }))
       if (service._tag === "Left") return { embedder: undefined, reason: `${spec}: ${service.left.message}` }
       return { embedder: { id: `onnx:${service.right.defaultModel}`, service: service.right }, reason: undefined }
@@ -93,6 +96,8 @@ export const resolveReranker = (spec: string): Effect.Effect<ResolvedReranker> =
   Effect.gen(function*() {
     if (spec === "none") return { reranker: undefined, reason: "no reranker configured (--reranker none)" }
     if (spec === "remote") {
+      const Rerank = yield* Shared.load(() => import("../../api/Rerank.js"))
+      const [ApiHttp, RagConfig] = yield* remoteModules
       const service = yield* Rerank.make({ model: process.env["EFFECT_RAG_RERANK_MODEL"] }).pipe(
         Effect.provide(ApiHttp.layer.pipe(Layer.provide(RagConfig.layerConfig))),
         Effect.either
@@ -101,6 +106,7 @@ export const resolveReranker = (spec: string): Effect.Effect<ResolvedReranker> =
       return { reranker: { id: `remote:${service.right.defaultModel}`, service: service.right }, reason: undefined }
     }
     if (spec.startsWith("onnx:")) {
+      const OnnxRerank = yield* Shared.load(() => import("../../engines/OnnxRerank.js"))
       const service = yield* Effect.either(OnnxRerank.make({ model: spec.slice("onnx:".length), ...downloads() }))
       if (service._tag === "Left") return { reranker: undefined, reason: `${spec}: ${service.left.message}` }
       return { reranker: { id: `onnx:${service.right.defaultModel}`, service: service.right }, reason: undefined }
@@ -196,6 +202,7 @@ export const retrieval = Command.make(
     if (o.fusion._tag === "Some" && f === undefined) {
       return yield* Effect.fail(new Error(`--fusion ${o.fusion.value}: expected rrf[:K[:TEXT_WEIGHT]] or weighted:W`))
     }
+    const Runner = yield* Shared.load(() => import("../../bench/Runner.js"))
     const e = yield* resolveEmbedder(o.embedder)
     const r = yield* resolveReranker(o.reranker)
     const report = yield* Runner.run({

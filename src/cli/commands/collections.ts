@@ -4,20 +4,24 @@
  * completion markers) are hidden from `list`, counted in `stats` and dropped with their
  * collection by `drop`.
  *
- * Exit status: 0 success, 1 failure (a collection that does not exist, a store error).
+ * Exit status: 0 success, 1 failure (no database at `--db`, a collection that does not exist, a
+ * store error). Nothing here creates a database folder.
  *
  * Wiring: `command` is self-contained (it provides LanceDB itself).
  *
  * @since 0.1.0
  */
 import { Args, Command } from "@effect/cli"
-import { Console, Effect, Option } from "effect"
+import { Console, Effect, Either, Option } from "effect"
 import { readdirSync, statSync } from "node:fs"
 import { join } from "node:path"
-import * as Ingest from "../../pipeline/Ingest.js"
-import * as LanceDbStore from "../../store/LanceDbStore.js"
-import { type Collection, StoreError, VectorStore, type VectorStoreError } from "../../store/VectorStore.js"
+import type * as IngestModule from "../../pipeline/Ingest.js"
+import { isObjectStoreUri } from "../../store/internal/uri.js"
+import type * as LanceDbStoreModule from "../../store/LanceDbStore.js"
+import { type Collection, CollectionNotFound, StoreError, VectorStore, type VectorStoreError } from "../../store/VectorStore.js"
 import * as Shared from "../options.js"
+
+type Ingest = typeof IngestModule
 
 /** Statistics of a collection. */
 export interface CollectionStats {
@@ -48,10 +52,12 @@ const folderBytes = (path: string): number => {
 }
 
 /** The bytes of a collection (see {@link CollectionStats.bytes}). */
-const storedBytes = (db: string, name: string): Effect.Effect<number, VectorStoreError, LanceDbStore.LanceDbStore> =>
-  LanceDbStore.isObjectStoreUri(db)
-    ? Effect.flatMap(LanceDbStore.LanceDbStore, (s) =>
-      Effect.tryPromise({
+const storedBytes = (db: string, name: string): Effect.Effect<number, VectorStoreError, LanceDbStoreModule.LanceDbStore> =>
+  isObjectStoreUri(db)
+    ? Effect.flatMap(
+      Effect.flatMap(Shared.load(() => import("../../store/LanceDbStore.js")), (m) => m.LanceDbStore),
+      (s) =>
+        Effect.tryPromise({
         try: async () => (await (await s.connection.openTable(name)).stats()).totalBytes,
         catch: (cause) => new StoreError({ op: "stats", message: `stats: ${cause instanceof Error ? cause.message : String(cause)}`, cause })
       }))
@@ -62,8 +68,9 @@ export const stats = (
   db: string,
   c: Collection,
   manifest: Option.Option<Collection>
-): Effect.Effect<CollectionStats, VectorStoreError, LanceDbStore.LanceDbStore> =>
+): Effect.Effect<CollectionStats, VectorStoreError, LanceDbStoreModule.LanceDbStore> =>
   Effect.gen(function*() {
+    const Ingest = yield* Shared.load(() => import("../../pipeline/Ingest.js"))
     const chunks = yield* c.count()
     const docs = yield* c.listDocuments()
     const counts = new Map(docs.map((d) => [d.documentId, d.chunks]))
@@ -82,7 +89,7 @@ export const stats = (
     }
   })
 
-const openManifest = (name: string) =>
+const openManifest = (Ingest: Ingest, name: string) =>
   Effect.flatMap(VectorStore, (store) =>
     store.list().pipe(
       Effect.flatMap((names) =>
@@ -95,19 +102,23 @@ const mib = (b: number) => `${(b / 1024 / 1024).toFixed(1)} MiB`
 /** Runs a subcommand body with LanceDB in the resolved `--db`, mapping failures to exit 1. */
 const withStore = (
   args: { readonly db: Option.Option<string>; readonly config: Option.Option<string>; readonly json: boolean },
-  body: (db: string) => Effect.Effect<void, VectorStoreError, VectorStore | LanceDbStore.LanceDbStore>
+  body: (db: string, Ingest: Ingest) => Effect.Effect<void, VectorStoreError, VectorStore | LanceDbStoreModule.LanceDbStore>
 ) =>
   Effect.gen(function*() {
     const db = yield* Shared.resolveDb(args.db)
-    yield* body(db).pipe(Effect.provide(LanceDbStore.layerAt(db)))
+    const exists = Shared.existingDbFolder(db)
+    if (Either.isLeft(exists)) return yield* new CollectionNotFound({ name: "", message: exists.left.message })
+    const Ingest = yield* Shared.load(() => import("../../pipeline/Ingest.js"))
+    const LanceDbStore = yield* Shared.load(() => import("../../store/LanceDbStore.js"))
+    yield* body(db, Ingest).pipe(Effect.provide(LanceDbStore.layerAt(db)))
   }).pipe(
     Shared.withConfigFile(args.config),
-    Effect.catchAll((e) =>
+    Effect.catchIf((e) => e._tag !== "UsageError", (e) =>
       (args.json ? Console.log(JSON.stringify({ error: { _tag: e._tag, message: e.message } })) : Effect.void).pipe(
         Effect.zipRight(Console.error(`effect-rag collections: ${e._tag}: ${e.message}`)),
         Effect.zipRight(Shared.setExitCode(Shared.ExitCode.failure))
-      )
-    )
+      )),
+    Shared.exitOnUsage
   )
 
 const common = { db: Shared.db, json: Shared.json, config: Shared.config }
@@ -115,7 +126,7 @@ const name = Args.text({ name: "NAME" }).pipe(Args.withDescription("the collecti
 
 /** `collections list`: names with chunk and document counts. */
 export const listCommand = Command.make("list", common, (args) =>
-  withStore(args, (db) =>
+  withStore(args, (db, Ingest) =>
     Effect.gen(function*() {
       const store = yield* VectorStore
       const names = (yield* store.list()).filter((n) => !Ingest.isManifest(n)).sort()
@@ -131,11 +142,11 @@ export const listCommand = Command.make("list", common, (args) =>
 
 /** `collections stats NAME`. */
 export const statsCommand = Command.make("stats", { ...common, name }, (args) =>
-  withStore(args, (db) =>
+  withStore(args, (db, Ingest) =>
     Effect.gen(function*() {
       const store = yield* VectorStore
       const c = yield* store.open(args.name)
-      const s = yield* stats(db, c, yield* openManifest(args.name))
+      const s = yield* stats(db, c, yield* openManifest(Ingest, args.name))
       if (args.json) return yield* Console.log(JSON.stringify({ db, ...s }, null, 2))
       yield* Console.log([
         `collection ${s.name} in ${db}`,
@@ -143,13 +154,13 @@ export const statsCommand = Command.make("stats", { ...common, name }, (args) =>
         `chunks: ${s.chunks}`,
         `embedding: ${s.embedding === null ? "none (full-text only)" : `${s.embedding.model} (${s.embedding.dimension}-d)`}`,
         `fields: ${Object.entries(s.fields).map(([k, t]) => `${k}:${t}`).join(", ") || "none"}`,
-        `${LanceDbStore.isObjectStoreUri(db) ? "stored" : "on disk"}: ${mib(s.bytes)}`
+        `${isObjectStoreUri(db) ? "stored" : "on disk"}: ${mib(s.bytes)}`
       ].join("\n"))
     }))).pipe(Command.withDescription("Statistics of a collection"))
 
 /** `collections drop NAME`: drops the collection and its manifest. */
 export const dropCommand = Command.make("drop", { ...common, name }, (args) =>
-  withStore(args, (db) =>
+  withStore(args, (db, Ingest) =>
     Effect.gen(function*() {
       const store = yield* VectorStore
       const names = yield* store.list()

@@ -1,6 +1,6 @@
 /**
  * `effect-rag ingest PATH|URL... [--site URL]... [--max-depth N] [--include GLOB]... [--exclude GLOB]... [--prune]
- * [--embedder none|remote|use-lite|onnx:DIR] [--concurrency N] [--allow-private] [--db DIR|URI]
+ * [--embedder none|remote|use-lite|onnx:DIR] [--concurrency N] [--password P] [--allow-private] [--db DIR|URI]
  * [--collection NAME] [--json] [--config FILE]`: the ingest pipeline of `pipeline/Ingest.ts`.
  *
  * - Documents go through the local document engine, or the remote upload endpoint with
@@ -10,26 +10,24 @@
  * - Progress on stderr: a bar with rate and ETA on a terminal, plain lines otherwise; the
  *   summary on stdout (JSON with `--json`).
  * - Exit status: 0 every document ingested or unchanged, 3 some failed (the rest are stored),
- *   1 the run failed (or every document failed), 2 bad usage. Pages a `--site` crawl found
- *   broken (4xx/5xx) are listed in the summary (`brokenPages`), not failures: they do not make
- *   the run partial; the site's start page, a URL source or a page that could not be read is a
- *   failure.
+ *   1 the run failed (every document failed, or none was found), 2 bad usage (a missing source,
+ *   an unusable `--db` or `--config`; nothing is read or written), 130 / 143 stopped by SIGINT /
+ *   SIGTERM (the documents in flight are abandoned; the summary says what was done). Pages a
+ *   `--site` crawl found broken (4xx/5xx) are listed in the summary (`brokenPages`), not
+ *   failures: they do not make the run partial; the site's start page, a URL source or a page
+ *   that could not be read is a failure.
+ * - Every path is checked before the run: local sources must exist, `--db` must be a folder
+ *   that exists or can be created (or an object-store URI).
  *
  * Wiring: `command` is self-contained (it provides its own layers), so `main.ts` only lists it.
  *
  * @since 0.1.0
  */
 import { Args, Command, Options } from "@effect/cli"
-import { Console, Effect, Layer, Option } from "effect"
-import * as ApiHttp from "../../api/internal/ApiHttp.js"
-import * as Upload from "../../api/Upload.js"
-import * as LocalFiles from "../../engines/LocalFiles.js"
-import * as LocalWeb from "../../engines/LocalWeb.js"
-import * as Ingest from "../../pipeline/Ingest.js"
-import * as RagConfig from "../../RagConfig.js"
-import * as LanceDbStore from "../../store/LanceDbStore.js"
+import { Console, Effect, Either, Layer, Option, type Redacted } from "effect"
+import { statSync } from "node:fs"
+import type * as Ingest from "../../pipeline/Ingest.js"
 import * as Shared from "../options.js"
-import { resolveEmbedder } from "./bench.js"
 
 // =============================================================================
 // Arguments
@@ -46,6 +44,7 @@ export interface IngestArgs {
   readonly prune: boolean
   readonly embedder: Option.Option<string>
   readonly concurrency: number
+  readonly password: Option.Option<Redacted.Redacted<string>>
   readonly allowPrivate: boolean
   readonly db: Option.Option<string>
   readonly collection: Option.Option<string>
@@ -75,9 +74,12 @@ export const summaryJson = (db: string, s: Ingest.Summary) => ({
   failures: s.failures.map(failureJson)
 })
 
-/** The exit code of a summary: 0 all ok, 3 some failed, 1 all failed. */
+/** The exit code of a summary: 0 all ok, 3 some failed, 1 all failed or nothing found to ingest (nor prune). */
 export const exitCodeOf = (s: Ingest.Summary): number =>
-  s.failed === 0 ? Shared.ExitCode.success : s.ingested + s.skipped > 0 ? Shared.ExitCode.partial : Shared.ExitCode.failure
+  s.documents === 0 && s.pruned === 0 ? Shared.ExitCode.failure
+    : s.failed === 0 ? Shared.ExitCode.success
+    : s.ingested + s.skipped > 0 ? Shared.ExitCode.partial
+    : Shared.ExitCode.failure
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`
 
@@ -105,7 +107,7 @@ export const summaryText = (db: string, s: Ingest.Summary): string => {
   if (s.failures.length > 0) {
     lines.push("failed:")
     for (const f of s.failures.map(failureJson)) {
-      lines.push(`  ${f.source}: ${f.error._tag}${f.error.reason !== undefined ? ` (${f.error.reason})` : ""}: ${f.error.message}`)
+      lines.push(`  ${f.source}: ${f.error._tag}${f.error.reason !== undefined ? ` (${f.error.reason})` : ""}: ${Shared.forCli(f.error.message)}`)
     }
   }
   return lines.join("\n")
@@ -122,6 +124,8 @@ export const progressReporter = (options: { readonly tty: boolean; readonly quie
   let total = 0
   let done = 0
   let failed = 0
+  let ingested = 0
+  let skipped = 0
   let chunks = 0
   let lastDraw = 0
   const bar = (force: boolean) => {
@@ -131,11 +135,13 @@ export const progressReporter = (options: { readonly tty: boolean; readonly quie
     const elapsed = (now - started) / 1000
     const rate = elapsed > 0 ? done / elapsed : 0
     const width = 24
-    const frac = total > 0 ? Math.min(1, done / total) : 0
+    // a crawl's pages are planned as it reports them: never show more done than planned
+    const shown = Math.max(total, done)
+    const frac = shown > 0 ? Math.min(1, done / shown) : 0
     const filled = Math.round(frac * width)
     const eta = total > done && rate > 0 ? duration((total - done) / rate) : total > 0 && done >= total ? "0s" : "?"
     write(
-      `\r\x1b[2K[${"#".repeat(filled)}${".".repeat(width - filled)}] ${done}/${total || "?"} ${total > 0 ? `${Math.floor(frac * 100)}%` : ""}` +
+      `\r\x1b[2K[${"#".repeat(filled)}${".".repeat(width - filled)}] ${done}/${shown || "?"} ${shown > 0 ? `${Math.floor(frac * 100)}%` : ""}` +
         ` ${rate.toFixed(1)} doc/s ETA ${eta} ${chunks} chunks${failed > 0 ? ` ${failed} failed` : ""}`
     )
   }
@@ -145,23 +151,28 @@ export const progressReporter = (options: { readonly tty: boolean; readonly quie
   }
   const onProgress = (e: Ingest.ProgressEvent): Effect.Effect<void> =>
     Effect.sync(() => {
+      // once a stop signal came, a document failing is the stop abandoning it (its worker
+      // process may have had the signal too): neither printed nor counted as failed
+      if (Shared.stopSignal() !== undefined && e._tag === "Failed") return
       switch (e._tag) {
         case "Planned":
           total = e.total
           break
         case "Skipped":
           done++
+          skipped++
           if (!options.tty && !options.quiet) line(`unchanged ${e.source}`)
           break
         case "Ingested":
           done++
+          ingested++
           chunks += e.chunks
           if (!options.tty && !options.quiet) line(`ingested ${e.source} (${e.chunks} chunks)`)
           break
         case "Failed":
           done++
           failed++
-          line(`failed ${e.source}: ${e.error._tag}: ${e.error.message}`)
+          line(`failed ${e.source}: ${e.error._tag}: ${Shared.forCli(e.error.message)}`)
           break
         case "Pruned":
           if (!options.quiet) line(`pruned ${e.documentIds.length} document(s) whose source is gone`)
@@ -177,7 +188,14 @@ export const progressReporter = (options: { readonly tty: boolean; readonly quie
       }
       if (options.tty) bar(e._tag === "Planned")
     })
-  return { onProgress }
+  /** What was done when a run is stopped before its end (one line, for stderr). */
+  const stoppedSummary = (signal: string): string => {
+    if (options.tty) write("\r\x1b[2K")
+    const left = total > done ? `; ${total - done} not stored` : ""
+    return `stopped by ${signal}: ${done} of ${total || "?"} documents done (${ingested} ingested, ${skipped} unchanged, ${failed} failed, ${chunks} chunks)${left}. ` +
+      "Run the same command again to finish: unchanged documents are skipped."
+  }
+  return { onProgress, stoppedSummary }
 }
 
 // =============================================================================
@@ -186,31 +204,54 @@ export const progressReporter = (options: { readonly tty: boolean; readonly quie
 
 /**
  * The layers of an ingest: the upload engine (`EFFECT_RAG_UPLOAD`: `local`, the default, or
- * `remote`), the local web engine on top of it, and LanceDB in `db`.
+ * `remote`), the local web engine on top of it, and LanceDB in `db`. Loads them on first use.
  */
 export const ingestLayer = (options: {
   readonly db: string
   readonly upload: "local" | "remote"
   readonly concurrency: number
   readonly allowPrivate: boolean
-}) => {
-  const upload = options.upload === "remote"
-    ? Upload.layer.pipe(Layer.provide(ApiHttp.layer), Layer.provide(RagConfig.layerConfig))
-    : LocalFiles.layer({ concurrency: options.concurrency })
-  const web = LocalWeb.layer({ allowPrivate: options.allowPrivate }).pipe(Layer.provide(upload))
-  return Layer.mergeAll(upload, web, LanceDbStore.layerAt(options.db))
+}) =>
+  Layer.unwrapEffect(Effect.gen(function*() {
+    const LanceDbStore = yield* Shared.load(() => import("../../store/LanceDbStore.js"))
+    const LocalWeb = yield* Shared.load(() => import("../../engines/LocalWeb.js"))
+    let upload
+    if (options.upload === "remote") {
+      const Upload = yield* Shared.load(() => import("../../api/Upload.js"))
+      const ApiHttp = yield* Shared.load(() => import("../../api/internal/ApiHttp.js"))
+      const RagConfig = yield* Shared.load(() => import("../../RagConfig.js"))
+      upload = Upload.layer.pipe(Layer.provide(ApiHttp.layer), Layer.provide(RagConfig.layerConfig))
+    } else {
+      const LocalFiles = yield* Shared.load(() => import("../../engines/LocalFiles.js"))
+      upload = LocalFiles.layer({ concurrency: options.concurrency })
+    }
+    const web = LocalWeb.layer({ allowPrivate: options.allowPrivate }).pipe(Layer.provide(upload))
+    return Layer.mergeAll(upload, web, LanceDbStore.layerAt(options.db))
+  }))
+
+/** A local source that does not exist (URLs are checked when fetched). */
+const missingSource = (source: string): boolean => {
+  if (/^https?:\/\//i.test(source)) return false
+  try {
+    return statSync(source, { throwIfNoEntry: false }) === undefined
+  } catch {
+    return true
+  }
 }
 
 /**
  * Runs `ingest` (configuration from `--config` / the environment applied) and sets the exit
- * code. Returns the summary, or none when the run did not happen or failed.
+ * code. Returns the summary, or none when the run did not happen or failed. Usage problems
+ * (no source, a missing source, a bad `--db`) fail with `UsageError` before anything is read
+ * or written.
  */
-export const runIngest = (args: IngestArgs): Effect.Effect<Option.Option<Ingest.Summary>> =>
+export const runIngest = (args: IngestArgs): Effect.Effect<Option.Option<Ingest.Summary>, Shared.UsageError> =>
   Effect.gen(function*() {
-    const usage = (message: string) =>
-      Console.error(`effect-rag ingest: ${message}`).pipe(Effect.zipRight(Shared.setExitCode(Shared.ExitCode.usage)), Effect.as(Option.none<Ingest.Summary>()))
+    const usage = (message: string) => Effect.fail(new Shared.UsageError(`ingest: ${message}`))
     if (args.sources.length === 0 && args.site.length === 0) return yield* usage("give at least one PATH, URL or --site URL")
     if (!Number.isInteger(args.concurrency) || args.concurrency < 1) return yield* usage("--concurrency must be a positive integer")
+    const missing = args.sources.filter(missingSource)
+    if (missing.length > 0) return yield* usage(`no such file or folder: ${missing.join(", ")}`)
     const db = yield* Shared.resolveDb(args.db)
     const collection = yield* Shared.resolveCollection(args.collection)
     const embedderSpec = Option.isSome(args.embedder)
@@ -218,6 +259,13 @@ export const runIngest = (args: IngestArgs): Effect.Effect<Option.Option<Ingest.
       : Option.getOrElse(yield* Shared.setting("EFFECT_RAG_EMBEDDER"), () => "none")
     const upload = Option.getOrElse(yield* Shared.setting("EFFECT_RAG_UPLOAD"), () => "local")
     if (upload !== "local" && upload !== "remote") return yield* usage(`EFFECT_RAG_UPLOAD must be local or remote, not ${upload}`)
+    if (upload === "remote" && Option.isSome(args.password)) {
+      return yield* usage("--password needs the local document engine (EFFECT_RAG_UPLOAD=local): the remote upload endpoint takes no password")
+    }
+    const prepared = Shared.prepareDbFolder(db)
+    if (Either.isLeft(prepared)) return yield* Effect.fail(prepared.left)
+    const Ingest = yield* Shared.load(() => import("../../pipeline/Ingest.js"))
+    const { resolveEmbedder } = yield* Shared.load(() => import("./bench.js"))
     const resolved = yield* resolveEmbedder(embedderSpec)
     if (embedderSpec !== "none" && resolved.embedder === undefined) {
       yield* Console.error(`effect-rag ingest: ${resolved.reason ?? `cannot build the embedder ${embedderSpec}`}`)
@@ -242,10 +290,14 @@ export const runIngest = (args: IngestArgs): Effect.Effect<Option.Option<Ingest.
       embedder: resolved.embedder,
       fingerprint: `upload:${upload}|embedder:${resolved.embedder?.id ?? "none"}`,
       concurrency: { extract: args.concurrency },
+      ...(Option.isSome(args.password) ? { upload: { ...Ingest.defaultUploadOptions, password: args.password.value } } : {}),
       onProgress: reporter.onProgress
     }).pipe(
       Effect.provide(ingestLayer({ db, upload, concurrency: args.concurrency, allowPrivate: args.allowPrivate })),
-      Effect.either
+      Effect.either,
+      // SIGINT / SIGTERM: the run is interrupted (its scope closes the workers and the store);
+      // say what was done. main.ts sets the exit status (130 / 143).
+      Effect.onInterrupt(() => Console.error(reporter.stoppedSummary(Shared.stopSignal() ?? "an interrupt")))
     )
     if (result._tag === "Left") {
       const e = result.left
@@ -257,17 +309,25 @@ export const runIngest = (args: IngestArgs): Effect.Effect<Option.Option<Ingest.
     }
     const summary = result.right
     yield* Console.log(args.json ? JSON.stringify(summaryJson(db, summary), null, 2) : summaryText(db, summary))
+    if (summary.documents === 0 && summary.pruned === 0) {
+      yield* Console.error(
+        `effect-rag ingest: nothing to ingest: no documents found in ${[...args.sources, ...args.site].join(", ")}` +
+          (args.include.length + args.exclude.length > 0 ? " with the given --include / --exclude" : "")
+      )
+    }
     yield* Shared.setExitCode(exitCodeOf(summary))
     return Option.some(summary)
   }).pipe(
     // the embedder (a model session) lives as long as the run
     Effect.scoped,
     Shared.withConfigFile(args.config),
-    Effect.catchAll((e) =>
-      Console.error(`effect-rag ingest: ${e.message}`).pipe(
-        Effect.zipRight(Shared.setExitCode(Shared.ExitCode.failure)),
-        Effect.as(Option.none<Ingest.Summary>())
-      )
+    Effect.catchIf(
+      (e): e is Exclude<typeof e, Shared.UsageError> => !(e instanceof Shared.UsageError),
+      (e) =>
+        Console.error(`effect-rag ingest: ${e.message}`).pipe(
+          Effect.zipRight(Shared.setExitCode(Shared.ExitCode.failure)),
+          Effect.as(Option.none<Ingest.Summary>())
+        )
     )
   )
 
@@ -283,27 +343,47 @@ export const command = Command.make(
       Args.withDescription("files, folders (recursive) and http(s) pages"),
       Args.repeated
     ),
-    site: Options.text("site").pipe(Options.repeated, Options.withDescription("crawl this site and ingest its pages (repeatable)")),
+    site: Options.text("site").pipe(
+      Options.withPseudoName("URL"),
+      Options.repeated,
+      Options.withDescription("crawl this site and ingest its pages (repeatable)")
+    ),
     maxDepth: Options.integer("max-depth").pipe(
+      Options.withPseudoName("N"),
       Options.optional,
       Options.withDescription("link hops from each --site start page (default 10)")
     ),
     include: Options.text("include").pipe(
+      Options.withPseudoName("GLOB"),
       Options.repeated,
       Options.withDescription("only folder files matching this glob (`*.md`: base name; `docs/**`: relative path); repeatable")
     ),
-    exclude: Options.text("exclude").pipe(Options.repeated, Options.withDescription("leave out folder files and folders matching this glob; repeatable")),
+    exclude: Options.text("exclude").pipe(
+      Options.withPseudoName("GLOB"),
+      Options.repeated,
+      Options.withDescription("leave out folder files and folders matching this glob; repeatable")
+    ),
     prune: Options.boolean("prune").pipe(Options.withDescription("delete stored documents whose source is gone (under the given folders / sites)")),
     embedder: Options.text("embedder").pipe(
+      Options.withPseudoName("NAME"),
       Options.optional,
       Options.withDescription("none | remote | use-lite | onnx:DIR (default: $EFFECT_RAG_EMBEDDER or none: full text only)")
     ),
-    concurrency: Options.integer("concurrency").pipe(Options.withDefault(2), Options.withDescription("documents extracted at once (default 2)")),
+    concurrency: Options.integer("concurrency").pipe(
+      Options.withPseudoName("N"),
+      Options.withDefault(2),
+      Options.withDescription("documents extracted at once (default 2)")
+    ),
+    password: Options.redacted("password").pipe(
+      Options.withPseudoName("PASSWORD"),
+      Options.optional,
+      Options.withDescription("password of encrypted documents (PDF, DOCX, XLSX, XLS; local engine only); never printed")
+    ),
     allowPrivate: Options.boolean("allow-private").pipe(Options.withDescription("allow private and loopback addresses for URLs and sites")),
     db: Shared.db,
     collection: Shared.collection,
     json: Shared.json,
     config: Shared.config
   },
-  (args) => Effect.asVoid(runIngest(args))
+  (args) => Shared.exitOnUsage(Effect.asVoid(runIngest(args)))
 ).pipe(Command.withDescription("Ingest files, folders, pages and sites into a collection (idempotent, resumable)"))

@@ -5,9 +5,7 @@
  */
 import { Command, Options } from "@effect/cli"
 import { Console, Effect, Layer } from "effect"
-import * as ApiHttp from "../../api/internal/ApiHttp.js"
-import * as Models from "../../api/Models.js"
-import * as RagConfig from "../../RagConfig.js"
+import type * as Models from "../../api/Models.js"
 import * as Shared from "../options.js"
 
 const json = Options.boolean("json").pipe(Options.withDescription("print the model list as JSON"))
@@ -27,10 +25,11 @@ export const formatTable = (list: Models.ModelList): string => {
  */
 export const command = Command.make("models", { json, config: Shared.config }, ({ config, json }) =>
   Effect.gen(function*() {
-    const models = yield* Models.Models
-    const list = yield* models.list
+    const Models = yield* Shared.load(() => import("../../api/Models.js"))
+    const ApiHttp = yield* Shared.load(() => import("../../api/internal/ApiHttp.js"))
+    const RagConfig = yield* Shared.load(() => import("../../RagConfig.js"))
+    const list = yield* Effect.flatMap(Models.Models, (models) => models.list).pipe(
+      Effect.provide(Models.layer.pipe(Layer.provide(ApiHttp.layer), Layer.provide(RagConfig.layerConfig)))
+    )
     yield* Console.log(json ? JSON.stringify(list, null, 2) : formatTable(list))
-  }).pipe(
-    Effect.provide(Models.layer.pipe(Layer.provide(ApiHttp.layer), Layer.provide(RagConfig.layerConfig))),
-    Shared.withConfigFile(config)
-  )).pipe(Command.withDescription("List the models of the configured service (GET /v1/models)."))
+  }).pipe(Shared.withConfigFile(config), Shared.exitOnUsage)).pipe(Command.withDescription("List the models of the configured service (GET /v1/models)."))

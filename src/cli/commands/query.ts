@@ -13,14 +13,16 @@
  * @since 0.1.0
  */
 import { Args, Command, Options } from "@effect/cli"
-import { Console, Effect, Option } from "effect"
-import { existsSync } from "node:fs"
+import { Console, Effect, Either, Option } from "effect"
 import type * as Embeddings from "../../api/Embeddings.js"
-import * as Answer from "../../pipeline/Answer.js"
-import * as LanceDbStore from "../../store/LanceDbStore.js"
+import type * as Answer from "../../pipeline/Answer.js"
 import { CollectionNotFound, VectorStore } from "../../store/VectorStore.js"
 import * as Shared from "../options.js"
-import { resolveEmbedder, resolveReranker } from "./bench.js"
+
+// the modules a query runs, loaded on first use (see Shared.load)
+const answerModule = Shared.load(() => import("../../pipeline/Answer.js"))
+const storeModule = Shared.load(() => import("../../store/LanceDbStore.js"))
+const embeddersModule = Shared.load(() => import("./bench.js"))
 
 // =============================================================================
 // Options shared with `ask`
@@ -28,7 +30,11 @@ import { resolveEmbedder, resolveReranker } from "./bench.js"
 
 /** `--limit N`. */
 export const limit = (fallback: number) =>
-  Options.integer("limit").pipe(Options.withDefault(fallback), Options.withDescription(`results to retrieve (default ${fallback})`))
+  Options.integer("limit").pipe(
+    Options.withPseudoName("N"),
+    Options.withDefault(fallback),
+    Options.withDescription(`results to retrieve (default ${fallback})`)
+  )
 
 /** `--mode fulltext|vector|hybrid` (default: hybrid with an embedder, else full text). */
 export const mode = Options.choice("mode", ["fulltext", "vector", "hybrid"]).pipe(
@@ -38,18 +44,21 @@ export const mode = Options.choice("mode", ["fulltext", "vector", "hybrid"]).pip
 
 /** `--filter key=value` (repeatable; also `!=`, `<`, `<=`, `>`, `>=`). */
 export const filter = Options.text("filter").pipe(
+  Options.withPseudoName("KEY=VALUE"),
   Options.repeated,
   Options.withDescription("metadata filter key=value (also != < <= > >=); repeatable, ANDed; the same key twice is ORed")
 )
 
 /** `--embedder`. */
 export const embedder = Options.text("embedder").pipe(
+  Options.withPseudoName("NAME"),
   Options.optional,
   Options.withDescription("none | remote | use-lite | onnx:DIR (default: $EFFECT_RAG_EMBEDDER or none); must be the collection's")
 )
 
 /** `--reranker`. */
 export const reranker = Options.text("reranker").pipe(
+  Options.withPseudoName("NAME"),
   Options.optional,
   Options.withDescription("none | remote | onnx:DIR (default: $EFFECT_RAG_RERANKER or none)")
 )
@@ -66,9 +75,7 @@ export interface RetrievalFlags {
 }
 
 /** A usage problem of a flag (exit 2). */
-export class UsageError extends Error {
-  readonly _tag = "UsageError"
-}
+export const UsageError = Shared.UsageError
 
 /**
  * Resolves the retrieval flags into a store layer, the collection name and `QueryOptions`
@@ -81,8 +88,7 @@ export const resolveRetrieval = (flags: RetrievalFlags) =>
     if (!Number.isInteger(flags.limit) || flags.limit < 1) return yield* Effect.fail(new UsageError("--limit must be a positive integer"))
     const db = yield* Shared.resolveDb(flags.db)
     const collection = yield* Shared.resolveCollection(flags.collection)
-    // (an object store has no folder to look for: a missing collection fails when it is opened)
-    if (!LanceDbStore.isObjectStoreUri(db) && !existsSync(db)) {
+    if (Either.isLeft(Shared.existingDbFolder(db))) {
       return yield* new CollectionNotFound({
         name: collection,
         message: `no database at ${db}: run \`effect-rag ingest PATH --db ${db}\` first, or pass --db`
@@ -96,14 +102,14 @@ export const resolveRetrieval = (flags: RetrievalFlags) =>
       : Option.getOrElse(yield* Shared.setting("EFFECT_RAG_RERANKER"), () => "none")
     let embeddings: Embeddings.Service | undefined
     if (embedderSpec !== "none") {
-      const e = yield* resolveEmbedder(embedderSpec)
+      const e = yield* Effect.flatMap(embeddersModule, (m) => m.resolveEmbedder(embedderSpec))
       if (e.embedder === undefined) return yield* Effect.fail(new Error(e.reason ?? `cannot build the embedder ${embedderSpec}`))
       const { id, service } = e.embedder
       // An ingest stores the embedder's id (e.g. `use-lite`, `remote:MODEL`) as the collection's
       // embedding model; report the same id so that retrieval's model check compares like with like.
       embeddings = { ...service, embed: (texts, options) => Effect.map(service.embed(texts, options), (r) => ({ ...r, model: id })) }
     }
-    const reranked = rerankerSpec === "none" ? undefined : yield* resolveReranker(rerankerSpec)
+    const reranked = rerankerSpec === "none" ? undefined : yield* Effect.flatMap(embeddersModule, (m) => m.resolveReranker(rerankerSpec))
     if (reranked !== undefined && reranked.reranker === undefined) {
       return yield* Effect.fail(new Error(reranked.reason ?? `cannot build the reranker ${rerankerSpec}`))
     }
@@ -113,12 +119,14 @@ export const resolveRetrieval = (flags: RetrievalFlags) =>
       embeddings,
       reranker: reranked?.reranker?.service
     }
+    const LanceDbStore = yield* storeModule
     return { db, collection, options, store: LanceDbStore.layerAt(db) }
   })
 
 /** Opens the collection and adds the parsed `--filter`s to the options. */
 export const withFilter = (collection: string, options: Answer.QueryOptions, expressions: ReadonlyArray<string>) =>
   Effect.gen(function*() {
+    const Answer = yield* answerModule
     const c = yield* Effect.flatMap(VectorStore, (s) => s.open(collection))
     const f = yield* Answer.parseFilters(expressions, c.spec)
     // A collection with vectors but no embedder: full text, said once on stderr (not an error).
@@ -138,13 +146,13 @@ export const location = (s: Answer.Source): string =>
     .filter((x) => x !== undefined)
     .join(", ")
 
-/** The text table of a query result. */
-export const formatResult = (r: Answer.QueryResult): string => {
+/** The text table of a query result (`snippet` is `Answer.snippet`). */
+export const formatResult = (r: Answer.QueryResult, snippet: typeof Answer.snippet): string => {
   if (r.hits.length === 0) return `no results for ${JSON.stringify(r.query)} in ${r.collection} (${r.mode})`
   const lines = [`${r.hits.length} result(s) for ${JSON.stringify(r.query)} in ${r.collection} (${r.mode}${r.reranked ? ", reranked" : ""})`, ""]
   for (const h of r.hits) {
     lines.push(`[${h.n}] ${h.score.toFixed(3)}  ${location(h)}${h.title !== undefined && h.title !== h.source ? `  ${h.title}` : ""}`)
-    lines.push(`    ${Answer.snippet(h.text, r.query)}`)
+    lines.push(`    ${snippet(h.text, r.query)}`)
   }
   return lines.join("\n")
 }
@@ -153,12 +161,11 @@ export const formatResult = (r: Answer.QueryResult): string => {
 export const resultJson = (db: string, r: Answer.QueryResult) => ({ db, ...r })
 
 /** Prints a {@link UsageError} and exits 2; other errors go to the CLI's handler (exit 1). */
-export const exitOnUsage = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A | void, Exclude<E, UsageError>, R> =>
-  Effect.catchIf(
-    self,
-    (e): e is Extract<E, UsageError> => e instanceof UsageError,
-    (e) => Console.error(`effect-rag: ${e.message}`).pipe(Effect.zipRight(Shared.setExitCode(Shared.ExitCode.usage)))
-  ) as Effect.Effect<A | void, Exclude<E, UsageError>, R>
+export const exitOnUsage = Shared.exitOnUsage
+
+/** Refuses an empty or blank search text (exit 2): it can match nothing and says nothing. */
+export const nonBlank = (what: string, text: string): Effect.Effect<string, Shared.UsageError> =>
+  text.trim() === "" ? Effect.fail(new Shared.UsageError(`${what} is empty: give the text to search for`)) : Effect.succeed(text)
 
 // =============================================================================
 // Command
@@ -186,11 +193,13 @@ export const command = Command.make(
   },
   (args) =>
     Effect.gen(function*() {
+      const text = yield* nonBlank("the query", args.text)
       const resolved = yield* resolveRetrieval(args)
+      const Answer = yield* answerModule
       const result = yield* Effect.gen(function*() {
         const { collection, options } = yield* withFilter(resolved.collection, resolved.options, args.filter)
-        return yield* Answer.query(collection, args.text, options)
+        return yield* Answer.query(collection, text, options)
       }).pipe(Effect.provide(resolved.store))
-      yield* Console.log(args.json ? JSON.stringify(resultJson(resolved.db, result), null, 2) : formatResult(result))
+      yield* Console.log(args.json ? JSON.stringify(resultJson(resolved.db, result), null, 2) : formatResult(result, Answer.snippet))
     }).pipe(Shared.withConfigFile(args.config), exitOnUsage)
 ).pipe(Command.withDescription("Search a collection (offline full text; hybrid with an embedder) and print cited results."))

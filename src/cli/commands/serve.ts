@@ -20,23 +20,31 @@
  */
 import { Command, Options } from "@effect/cli"
 import { Config, Console, Context, Duration, Effect, Layer, Option } from "effect"
-import * as Chat from "../../api/Chat.js"
-import * as Embeddings from "../../api/Embeddings.js"
-import * as Images from "../../api/Images.js"
-import * as ApiHttp from "../../api/internal/ApiHttp.js"
-import * as Models from "../../api/Models.js"
-import * as Music from "../../api/Music.js"
-import * as Rerank from "../../api/Rerank.js"
-import * as Search from "../../api/Search.js"
-import * as Video from "../../api/Video.js"
-import * as LocalWeb from "../../engines/LocalWeb.js"
-import * as ModelRoutes from "../../server/routes/models.js"
-import * as Layers from "../../Layers.js"
-import * as RagConfig from "../../RagConfig.js"
+import type * as Models from "../../api/Models.js"
+import type * as ServerModule from "../../server/Server.js"
 import * as RagError from "../../RagError.js"
-import * as Server from "../../server/Server.js"
 import * as Shared from "../options.js"
-import { resolveEmbedder, resolveReranker } from "./bench.js"
+
+/** What `serve` runs, loaded when it runs (the command definition stays light for start-up). */
+const modules = Shared.load(() =>
+  Promise.all([
+    import("../../api/Chat.js"),
+    import("../../api/Embeddings.js"),
+    import("../../api/Images.js"),
+    import("../../api/internal/ApiHttp.js"),
+    import("../../api/Models.js"),
+    import("../../api/Music.js"),
+    import("../../api/Rerank.js"),
+    import("../../api/Search.js"),
+    import("../../api/Video.js"),
+    import("../../engines/LocalWeb.js"),
+    import("../../Layers.js"),
+    import("../../RagConfig.js"),
+    import("../../server/Server.js"),
+    import("../../server/routes/models.js"),
+    import("./bench.js")
+  ])
+)
 
 const host = Options.text("host").pipe(Options.withDefault("127.0.0.1"), Options.withDescription("address to bind"))
 const port = Options.integer("port").pipe(Options.withDefault(8080), Options.withDescription("port (0: any free port)"))
@@ -116,8 +124,10 @@ const refuse = (message: string) => new RagError.ConfigurationError({ endpoint: 
 /** The `serve` command. */
 export const command = Command.make("serve", { host, port, embedder, reranker, allowPrivate, gateway, config: Shared.config, ...limitFlags }, (o) =>
   Effect.gen(function*() {
+    const [Chat, Embeddings, Images, ApiHttp, Models, Music, Rerank, Search, Video, LocalWeb, Layers, RagConfig, Server, ModelRoutes, { resolveEmbedder, resolveReranker }] =
+      yield* modules
     const given = (value: Option.Option<number>) => Option.getOrUndefined(value)
-    const limits: Partial<Server.Limits> = {
+    const limits: Partial<ServerModule.Limits> = {
       jsonBodyBytes: given(o.jsonBodyBytes),
       modelBodyBytes: given(o.modelBodyBytes),
       bodyIdleMs: given(o.bodyIdleMs),

@@ -15,16 +15,24 @@
 import { Args, Command, Options } from "@effect/cli"
 import { Chunk, Console, Duration, Effect, Layer, Option, Stream } from "effect"
 import * as Web from "../../api/Web.js"
-import * as LocalFiles from "../../engines/LocalFiles.js"
-import * as LocalWeb from "../../engines/LocalWeb.js"
 import * as RagError from "../../RagError.js"
+import type * as LocalWeb from "../../engines/LocalWeb.js"
+import * as Shared from "../options.js"
 
 /**
  * The local web engine with the local document engine for non-HTML pages: what the commands
- * run on. `allowPrivate` opens private and loopback addresses (off by default).
+ * run on (loaded when a command runs). `allowPrivate` opens private and loopback addresses (off
+ * by default).
  */
 export const webLayer = (options: LocalWeb.Options = {}): Layer.Layer<Web.Web | LocalWeb.LocalWeb> =>
-  LocalWeb.layer(options).pipe(Layer.provide(LocalFiles.layer()))
+  Layer.unwrapEffect(Effect.gen(function*() {
+    const LocalWeb = yield* Shared.load(() => import("../../engines/LocalWeb.js"))
+    const LocalFiles = yield* Shared.load(() => import("../../engines/LocalFiles.js"))
+    return LocalWeb.layer(options).pipe(Layer.provide(LocalFiles.layer()))
+  }))
+
+/** `--sitemap` values: `LocalWeb.sitemapModes`, spelled here so the command loads no engine to parse. */
+const sitemapModes = ["include", "skip", "only"] as const satisfies ReadonlyArray<LocalWeb.SitemapMode>
 
 const json = Options.boolean("json").pipe(Options.withDescription("print the response as JSON (the spec's shape)"))
 const allowPrivate = Options.boolean("allow-private").pipe(
@@ -85,7 +93,8 @@ export const runCrawl = (args: CrawlArgs) =>
     const sitemap = args.sitemap ?? Option.none()
     const started = Option.isNone(sitemap)
       ? yield* web.crawl(request)
-      : yield* Effect.flatMap(Effect.serviceOption(LocalWeb.LocalWeb), (local) =>
+      : yield* Effect.flatMap(Shared.load(() => import("../../engines/LocalWeb.js")), (LocalWeb) =>
+        Effect.flatMap(Effect.serviceOption(LocalWeb.LocalWeb), (local) =>
         Option.isNone(local)
           ? Effect.fail(
             new RagError.ConfigurationError({
@@ -96,7 +105,7 @@ export const runCrawl = (args: CrawlArgs) =>
           : local.value.crawlWith(request, {
             maxHops: Option.getOrElse(args.maxDepth, () => LocalWeb.defaultMaxDepth),
             sitemap: sitemap.value
-          }))
+          })))
     const job = yield* web.waitForCrawl(started.id, { interval: Duration.millis(250) })
     const pages = Chunk.toReadonlyArray(yield* Stream.runCollect(web.crawlPages(started.id)))
     const record: Web.CrawlJob = { ...job, next: null, data: pages }
@@ -104,7 +113,7 @@ export const runCrawl = (args: CrawlArgs) =>
     for (const page of pages) {
       const m = page.metadata
       const status = m.error !== undefined ? `ERR ${m.statusCode ?? "---"}` : String(m.statusCode ?? "")
-      yield* Console.log(`${status.padEnd(7)} ${m.sourceURL ?? ""}${m.title ? `  ${m.title}` : ""}${m.error ? `  (${m.error})` : ""}`)
+      yield* Console.log(`${status.padEnd(7)} ${m.sourceURL ?? ""}${m.title ? `  ${m.title}` : ""}${m.error ? `  (${Shared.forCli(m.error)})` : ""}`)
     }
     yield* Console.log(`${job.status}: ${job.completed} of ${job.total} pages crawled`)
   })
@@ -127,7 +136,7 @@ export const crawlCommand = Command.make(
       Options.repeated,
       Options.withDescription("path pattern (regular expression) to exclude; repeatable")
     ),
-    sitemap: Options.choice("sitemap", LocalWeb.sitemapModes).pipe(
+    sitemap: Options.choice("sitemap", sitemapModes).pipe(
       Options.optional,
       Options.withDescription(
         "include (default): the sitemap's pages too once links run out; skip: links only; only: the start page and the sitemap's pages within --max-depth"

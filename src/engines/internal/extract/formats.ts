@@ -108,14 +108,40 @@ export const extractSvg = async (data: Uint8Array, options: ExtractOptions): Pro
 // =============================================================================
 
 /**
- * Extracts HTML: the main content (Readability) as Markdown, scripts and styles dropped; the
- * whole body when Readability finds no article.
+ * Parses HTML of any shape into a document with a `<body>`. linkedom makes the first element of
+ * a fragment (`<div><p>…</p></div>`, an e-mail body) the document element, with an empty body
+ * beside it; such input is parsed again inside `<html><body>`.
+ */
+const parseDocument = (text: string): ReturnType<typeof parseHTML>["document"] => {
+  const document = parseHTML(text).document
+  if (document.documentElement?.nodeName === "HTML") return document
+  const inner = text.replace(/^\s*(<\?xml[^>]*>\s*)?(<!doctype[^>]*>)?/i, "")
+  const wrapped = /<body[\s>]/i.test(inner) ? `<!DOCTYPE html><html>${inner}</html>` : `<!DOCTYPE html><html><head></head><body>${inner}</body></html>`
+  return parseHTML(wrapped).document
+}
+
+/** The visible text of a document: its text without scripts, styles and templates. */
+const visibleText = (document: ReturnType<typeof parseHTML>["document"]): string => {
+  const root = (document.body ?? document.documentElement)?.cloneNode(true) as unknown as {
+    querySelectorAll: (s: string) => ArrayLike<{ remove: () => void }>
+    textContent: string | null
+  } | undefined
+  if (root === undefined) return ""
+  for (const e of Array.from(root.querySelectorAll("script, style, noscript, template"))) e.remove()
+  return tidy(root.textContent ?? "")
+}
+
+/**
+ * Extracts HTML of any shape (a full page, a fragment, an e-mail body; the declared or detected
+ * charset): the main content (Readability) as Markdown, scripts and styles dropped. Main-content
+ * extraction may narrow the text, never empty it: when it finds nothing, the whole body is
+ * converted, and when that is empty too, the body's visible text is used.
  */
 export const extractHtml = async (data: Uint8Array): Promise<Extracted> => {
   const { text } = decodeText(data, htmlDeclaredCharset(data))
   let document: ReturnType<typeof parseHTML>["document"]
   try {
-    document = parseHTML(text).document
+    document = parseDocument(text)
   } catch (e) {
     throw new ExtractFailure("corrupt", `the HTML cannot be parsed: ${(e as Error).message}`)
   }
@@ -127,12 +153,10 @@ export const extractHtml = async (data: Uint8Array): Promise<Extracted> => {
   } catch {
     article = null
   }
-  const content =
-    article?.content && (article.textContent ?? "").trim().length > 0
-      ? htmlToMarkdown(article.content)
-      : document.body
-        ? htmlToMarkdown(document.body)
-        : tidy(document.documentElement?.textContent ?? "")
+  const main = article?.content && (article.textContent ?? "").trim().length > 0 ? htmlToMarkdown(article.content) : ""
+  const whole = () => (document.body ? htmlToMarkdown(document.body) : "")
+  let content = main.trim() !== "" ? main : whole()
+  if (content.trim() === "") content = visibleText(document)
   return {
     format: "html",
     units: [{ page: 1, content }],

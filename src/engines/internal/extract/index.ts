@@ -130,10 +130,22 @@ export const extractDocument = async (req: ExtractRequest, depth = 0): Promise<E
     if (detected._tag === "unknown") {
       throw new ExtractFailure("unsupported", `the format of ${req.name} is not supported`)
     }
-    return await byFormat(detected.format, req)
+    return noneEmpty(await byFormat(detected.format, req), req)
   } catch (e) {
     throw toFailure(e)
   }
+}
+
+/**
+ * A non-empty document that yields no text is a failure (`empty`), never a success with empty
+ * content. `images_only` asks for images, not text: there an empty result with its warning stands.
+ */
+const noneEmpty = (doc: Extracted, req: ExtractRequest): Extracted => {
+  if (req.options.imagesOnly) return doc
+  if ((doc.images?.length ?? 0) > 0 || doc.units.some((u) => u.content.trim() !== "")) return doc
+  const why = doc.warnings.length > 0 ? ` (${doc.warnings.join("; ")})` : ""
+  const hint = doc.format === "pdf" || doc.format === "image" ? "; its pages may be images: enable_ocr=true reads them" : ""
+  throw new ExtractFailure("empty", `the document yields no text${why}${hint}`)
 }
 
 /** The format a file would be read as (for the layer's audio routing); undefined if unknown. */

@@ -18,6 +18,8 @@ export type FailureReason =
   | "speech_unavailable"
   | "limit_exceeded"
   | "processing_failed"
+  /** A non-empty document that yields no text (nor, with `images_only`, images). */
+  | "empty"
 
 /**
  * The error every extractor throws for a known failure. The layer turns it into a typed
