@@ -102,7 +102,8 @@ describe("effect-rag, as a newcomer uses it", () => {
 
   it("SIGINT in the middle of an ingest: summary of what was done, exit 130; a rerun finishes", async () => {
     const cwd = workdir("sigint")
-    writeCorpus(join(cwd, "docs"), 60, 60)
+    // large enough that the run is still going when its first batch is stored (about a second in)
+    writeCorpus(join(cwd, "docs"), 600, 60)
     const run = spawnBuiltCli(["ingest", "docs", "--db", "db", "--concurrency", "1"], {}, { cwd })
     // plain progress lines (not a terminal): wait for the first stored document
     await new Promise<void>((resolve) => {
@@ -207,7 +208,7 @@ describe("effect-rag, as a newcomer uses it", () => {
   it("--help and --version: `effect-rag ingest`, repeatable options optional, no generic type sentences", async () => {
     const help = await runBuiltCli(["ingest", "--help"])
     expect(help.code).toBe(0)
-    expect(help.stdout).toContain("effect-rag ingest [--site URL]... [--include GLOB]...")
+    expect(help.stdout).toContain("effect-rag ingest [--site URL]... [--max-depth N] [--include GLOB]...")
     expect(help.stdout).toContain("--password PASSWORD")
     expect(help.stdout).not.toContain("A user-defined piece of text")
     expect(help.stdout).not.toContain("$ ingest")
