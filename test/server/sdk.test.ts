@@ -12,7 +12,7 @@ import Firecrawl, { FirecrawlAppV1, SdkError } from "@mendable/firecrawl-js"
 import { Effect, Exit, Scope } from "effect"
 import OpenAI from "openai"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Site, startSite } from "../engines/web/site.js"
+import { type Site, sitePages, startSite } from "../engines/web/site.js"
 import { startServe } from "../support/cli.js"
 import { type Received, startServer, type TestServer } from "../support/server.js"
 
@@ -227,23 +227,7 @@ describe("openai SDK against effect-rag serve --gateway", () => {
  * link to (2): the whole site but what robots.txt disallows. The CLI's `--max-depth 2` (link
  * hops) returns neither `/team/deep`, `/team/deeper` nor `/orphan`.
  */
-const v2Depth2 = [
-  "/",
-  "/about",
-  "/blog/",
-  "/blog/post-1",
-  "/blog/post-2?b=2&a=1",
-  "/files/report.pdf",
-  "/latin1",
-  "/missing",
-  "/old-page",
-  "/orphan",
-  "/sjis",
-  "/slow",
-  "/team",
-  "/team/deep",
-  "/team/deeper"
-].sort()
+const v2Depth2 = sitePages
 
 /**
  * Firecrawl v1, `maxDepth: 1` from `/`: pages of at most one path segment, however many links

@@ -14,7 +14,7 @@ import * as Web from "../../src/api/Web.js"
 import * as LocalWeb from "../../src/engines/LocalWeb.js"
 import type { WebRouting } from "../../src/RagConfig.js"
 import * as RagError from "../../src/RagError.js"
-import { type Site, startSite } from "../engines/web/site.js"
+import { type Site, sitePages, startSite } from "../engines/web/site.js"
 import { clientLayer, serveOurs, testKey } from "../support/server.js"
 
 /** A document engine for the site's PDF (the web engine hands it non-HTML pages). */
@@ -53,24 +53,8 @@ const rawClient = (url: string, routing: WebRouting) => Effect.provide(ApiHttp.A
 const paths = (site: Site, pages: ReadonlyArray<Web.CrawlPage>) =>
   pages.map((p) => (p.metadata.sourceURL ?? "").replace(site.origin, "")).sort()
 
-/** Every page a crawl of the site from `/` attempts (see `site.ts`). */
-const everything = [
-  "/",
-  "/about",
-  "/blog/",
-  "/blog/post-1",
-  "/blog/post-2?b=2&a=1",
-  "/files/report.pdf",
-  "/latin1",
-  "/missing",
-  "/old-page",
-  "/orphan",
-  "/sjis",
-  "/slow",
-  "/team",
-  "/team/deep",
-  "/team/deeper"
-].sort()
+/** Every page a crawl of the site from `/` attempts. */
+const everything = sitePages
 
 const searchRequest: Search.SearchRequest = {
   params: {

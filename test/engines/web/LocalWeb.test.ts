@@ -7,7 +7,7 @@ import * as Upload from "../../../src/api/Upload.js"
 import * as Web from "../../../src/api/Web.js"
 import * as LocalWeb from "../../../src/engines/LocalWeb.js"
 import * as RagError from "../../../src/RagError.js"
-import { type Site, slowMs, startSite } from "./site.js"
+import { type Site, sitePages, slowMs, startSite } from "./site.js"
 
 /** A document engine that records what it is given (the PDF path without the cost of pdf.js). */
 const recordingUpload = () => {
@@ -53,16 +53,7 @@ const paths = (site: Site, pages: ReadonlyArray<Web.CrawlPage>) =>
   pages.map((p) => (p.metadata.sourceURL ?? "").replace(site.origin, "")).sort()
 
 const depth1 = ["/about", "/blog/", "/files/report.pdf", "/latin1", "/missing", "/old-page", "/sjis", "/slow"]
-const everything = [
-  "/",
-  ...depth1,
-  "/orphan",
-  "/blog/post-1",
-  "/blog/post-2?b=2&a=1",
-  "/team",
-  "/team/deep",
-  "/team/deeper"
-].sort()
+const everything = sitePages
 
 describe("LocalWeb crawl", () => {
   it.scopedLive("crawls the whole site breadth-first: robots, sitemap, dedup, failures recorded", () =>

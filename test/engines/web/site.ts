@@ -37,6 +37,28 @@ export interface Site {
   readonly pdf: Uint8Array
 }
 
+/**
+ * Every page a crawl of the site from `/` attempts (robots.txt disallows `/private/`), as
+ * paths with their query, sorted.
+ */
+export const sitePages: ReadonlyArray<string> = [
+  "/",
+  "/about",
+  "/blog/",
+  "/blog/post-1",
+  "/blog/post-2?b=2&a=1",
+  "/files/report.pdf",
+  "/latin1",
+  "/missing",
+  "/old-page",
+  "/orphan",
+  "/sjis",
+  "/slow",
+  "/team",
+  "/team/deep",
+  "/team/deeper"
+].sort()
+
 /** How long /slow takes to answer. */
 export const slowMs = 4000
 
