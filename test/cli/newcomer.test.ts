@@ -156,6 +156,7 @@ describe("effect-rag, as a newcomer uses it", () => {
     expect(mail.content).toContain("Cordialement, Zoë")
     expect(legacy.content).toBe("Crème brûlée à la carte.")
     expect(page.content).toContain("Full page paragraph.")
+    expect(page.content).toMatch(/^Home$/m)
     expect(blank).toMatchObject({ status: false, type: "error" })
     expect(blank.error).toContain("yields no text")
 

@@ -103,6 +103,36 @@ describe("running text without Markdown escapes or emphasis markers", () => {
     expect(out).not.toContain("example.org")
     expect(out.match(/Merged header/g)).toHaveLength(1)
   })
+
+  it("HTML file: the whole visible page (navigation, main content once, footer), no script, style or hidden text", async () => {
+    const html = `<!doctype html><html><head><title>Shop page</title>
+      <style>.nav { color: red } /* styleRuleText */</style><script>var scriptSecretText = 1</script></head><body>
+      <header><nav><ul><li><a href="/">Home section</a></li><li><a href="/help">Help centre</a></li></ul></nav></header>
+      <main><article><h1>Installing the widget</h1>
+        <p>Mount the bracket before tightening the hinge screws.</p>
+        <ul><li>first step</li><li>second step</li></ul>
+        <table><tr><th>Part</th><th>Count</th></tr><tr><td>screw</td><td>4</td></tr></table>
+        <p>Further text so that the article is long enough to be taken as the main content of the page by a reader.</p>
+        <div hidden>hiddenAttributeText</div><span aria-hidden="true">ariaHiddenText</span>
+        <p style="display: none">inlineHiddenText</p><template><p>templateText</p></template>
+      </article></main>
+      <aside>Related reading: hinge maintenance</aside>
+      <footer><p>Contact the support desk at the footer address.</p></footer>
+      <script>document.write("trailingScriptText")</script></body></html>`
+    const doc = await extract("page.html", enc.encode(html))
+    const out = text(doc)
+    expect(doc.title).toBe("Shop page")
+    for (const visible of ["Home section", "Help centre", "Related reading: hinge maintenance", "Contact the support desk at the footer address."])
+      expect(out).toContain(visible)
+    expect(out).toContain("# Installing the widget")
+    expect(out).toMatch(/^-\s+first step$/m)
+    expect(out).toContain("| Part | Count |")
+    expect(out.match(/Mount the bracket before tightening the hinge screws\./g)).toHaveLength(1)
+    expect(out.indexOf("Home section")).toBeLessThan(out.indexOf("Mount the bracket"))
+    expect(out.indexOf("Mount the bracket")).toBeLessThan(out.indexOf("Contact the support desk"))
+    for (const invisible of ["scriptSecretText", "styleRuleText", "color: red", "trailingScriptText", "hiddenAttributeText", "ariaHiddenText", "inlineHiddenText", "templateText"])
+      expect(out).not.toContain(invisible)
+  })
 })
 
 /** A one-page PDF (Helvetica) whose text items are drawn in the given order at the given places. */

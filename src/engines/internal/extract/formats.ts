@@ -1,7 +1,6 @@
 /**
  * The text formats (JSON, XML, HTML, TXT), SVG and raster images.
  */
-import { Readability } from "@mozilla/readability"
 import { parseHTML } from "linkedom"
 import { htmlToMarkdown, tidy } from "./markdown.js"
 import { recognize } from "./ocr.js"
@@ -120,48 +119,71 @@ const parseDocument = (text: string): ReturnType<typeof parseHTML>["document"] =
   return parseHTML(wrapped).document
 }
 
-/** The visible text of a document: its text without scripts, styles and templates. */
-const visibleText = (document: ReturnType<typeof parseHTML>["document"]): string => {
-  const root = (document.body ?? document.documentElement)?.cloneNode(true) as unknown as {
-    querySelectorAll: (s: string) => ArrayLike<{ remove: () => void }>
-    textContent: string | null
-  } | undefined
-  if (root === undefined) return ""
-  for (const e of Array.from(root.querySelectorAll("script, style, noscript, template"))) e.remove()
-  return tidy(root.textContent ?? "")
+type Dom = ReturnType<typeof parseHTML>["document"]
+type Root = {
+  querySelectorAll: (s: string) => ArrayLike<{ remove: () => void }>
+  textContent: string | null
+}
+
+/**
+ * What a reader never sees: scripts, styles, templates, embedded objects, and elements hidden
+ * by `hidden`, `aria-hidden="true"` or an inline `display: none` / `visibility: hidden`.
+ */
+const invisible = [
+  "script",
+  "style",
+  "noscript",
+  "template",
+  "iframe",
+  "object",
+  "embed",
+  "canvas",
+  "[hidden]",
+  '[aria-hidden="true"]',
+  '[style*="display:none" i]',
+  '[style*="display: none" i]',
+  '[style*="visibility:hidden" i]',
+  '[style*="visibility: hidden" i]'
+].join(", ")
+
+/** A copy of the document's body (or root) without the elements a reader never sees. */
+const visibleRoot = (document: Dom): Root | undefined => {
+  const root = (document.body ?? document.documentElement)?.cloneNode(true) as unknown as Root | undefined
+  if (root === undefined) return undefined
+  for (const e of Array.from(root.querySelectorAll(invisible))) e.remove()
+  return root
 }
 
 /**
  * Extracts HTML of any shape (a full page, a fragment, an e-mail body; the declared or detected
- * charset): the main content (Readability) as Markdown, scripts and styles dropped. Main-content
- * extraction may narrow the text, never empty it: when it finds nothing, the whole body is
- * converted, and when that is empty too, the body's visible text is used.
+ * charset): the whole visible text of the body as Markdown (headings, lists and tables keep
+ * their structure), navigation, headers and footers included, as a text browser shows the page;
+ * scripts, styles, templates and hidden elements dropped. When the Markdown conversion yields
+ * nothing, the body's plain visible text is used. (Scraping a URL with the web engine is
+ * different: there `onlyMainContent` selects the main content.)
  */
 export const extractHtml = async (data: Uint8Array): Promise<Extracted> => {
   const { text } = decodeText(data, htmlDeclaredCharset(data))
-  let document: ReturnType<typeof parseHTML>["document"]
+  let document: Dom
   try {
     document = parseDocument(text)
   } catch (e) {
     throw new ExtractFailure("corrupt", `the HTML cannot be parsed: ${(e as Error).message}`)
   }
-  const metaDescription = document.querySelector('meta[name="description"]')?.getAttribute("content")?.trim()
-  const docTitle = document.querySelector("title")?.textContent?.trim()
-  let article: ReturnType<Readability["parse"]> = null
-  try {
-    article = new Readability(document.cloneNode(true) as unknown as ConstructorParameters<typeof Readability>[0]).parse()
-  } catch {
-    article = null
-  }
-  const main = article?.content && (article.textContent ?? "").trim().length > 0 ? htmlToMarkdown(article.content) : ""
-  const whole = () => (document.body ? htmlToMarkdown(document.body) : "")
-  let content = main.trim() !== "" ? main : whole()
-  if (content.trim() === "") content = visibleText(document)
+  const meta = (sel: string) => document.querySelector(sel)?.getAttribute("content")?.trim()
+  const description = meta('meta[name="description"]') || meta('meta[property="og:description"]')
+  const title =
+    document.querySelector("title")?.textContent?.trim() ||
+    meta('meta[property="og:title"]') ||
+    document.querySelector("h1")?.textContent?.replace(/\s+/g, " ").trim()
+  const root = visibleRoot(document)
+  let content = root ? htmlToMarkdown(root) : ""
+  if (content.trim() === "") content = tidy(root?.textContent ?? "")
   return {
     format: "html",
     units: [{ page: 1, content }],
-    title: article?.title?.trim() || docTitle || undefined,
-    description: metaDescription || article?.excerpt?.trim() || undefined,
+    title: title || undefined,
+    description: description || undefined,
     warnings: []
   }
 }
