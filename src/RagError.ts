@@ -10,7 +10,7 @@
  *
  * @since 0.1.0
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 
 const common = {
   /** The operation that failed, e.g. `POST /v1/embeddings`. */

@@ -20,7 +20,11 @@
  *
  * @since 0.1.0
  */
-import { type Duration, Effect, FiberRef, Option, Stream } from "effect"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
 import { dual } from "effect/Function"
 
 /** The per-call settings; everything left out keeps the layer's setting. */

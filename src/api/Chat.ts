@@ -4,7 +4,12 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer, Option, Schema, Stream } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import * as RagError from "../RagError.js"
 import { ApiHttp } from "./internal/ApiHttp.js"
 import { decodeError, parseErrorBody } from "./internal/errors.js"

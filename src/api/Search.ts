@@ -7,7 +7,10 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer, Schema } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import type * as RagError from "../RagError.js"
 import { ApiHttp } from "./internal/ApiHttp.js"
 import { endpointOf, webCall } from "./internal/routes.js"

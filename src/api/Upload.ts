@@ -10,7 +10,11 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer, Redacted, Schema } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
 import { stat, readFile } from "node:fs/promises"
 import { basename } from "node:path"
 import * as RagError from "../RagError.js"

@@ -11,7 +11,15 @@
  *
  * @since 0.1.0
  */
-import { Chunk, Context, Duration, Effect, Layer, Option, Schedule, Schema, Stream } from "effect"
+import * as Chunk from "effect/Chunk"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import type * as RagError from "../RagError.js"
 import { DecodeError, TaskFailed } from "../RagError.js"
 import { ApiHttp } from "./internal/ApiHttp.js"

@@ -6,7 +6,10 @@
  * documents failed, the rest are stored), 130 / 143 stopped by SIGINT / SIGTERM.
  *
  * Start-up: this module and the command definitions import only `effect` and `@effect/cli`;
- * each command loads what it runs when it runs (`Shared.load`). The options are checked
+ * each command loads what it runs when it runs (`Shared.load`). The modules loaded before a
+ * command runs, and those `query` runs, import `effect/Module` and `@effect/platform/Module`
+ * paths, never the package barrels (which load every module of the package: about 100 more
+ * files of `effect`, the HTTP server and workers of `@effect/platform`). The options are checked
  * strictly (`argv.ts`) before any command runs.
  *
  * @since 0.1.0
@@ -14,7 +17,11 @@
 import { Command, ValidationError } from "@effect/cli"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Cause, Console, Effect, Exit, Layer } from "effect"
+import * as Cause from "effect/Cause"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { packageRoot } from "../internal/shared.js"

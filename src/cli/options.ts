@@ -23,7 +23,11 @@
  * @since 0.1.0
  */
 import { Options } from "@effect/cli"
-import { Config, ConfigProvider, Effect, Either, Option } from "effect"
+import * as Config from "effect/Config"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, statSync } from "node:fs"
 import { dirname, resolve } from "node:path"
 import * as RagError from "../RagError.js"

@@ -18,7 +18,10 @@
  *
  * @since 0.1.0
  */
-import { Data, Effect, Option, Stream } from "effect"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
 import * as Chat from "../api/Chat.js"
 import type * as Embeddings from "../api/Embeddings.js"
 import type * as Rerank from "../api/Rerank.js"

@@ -17,7 +17,7 @@
  *
  * @since 0.1.0
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type * as Embeddings from "../api/Embeddings.js"
 import type * as Rerank from "../api/Rerank.js"
 import * as RagError from "../RagError.js"

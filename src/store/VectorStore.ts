@@ -15,7 +15,9 @@
  *
  * @since 0.1.0
  */
-import { Context, Data, Effect } from "effect"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
 
 // =============================================================================
 // Data

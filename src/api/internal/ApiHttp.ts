@@ -5,21 +5,23 @@
  * `CallOptions` (time-out, retries, headers, abort signal, response listener) are read when a
  * call starts; every attempt is an OpenTelemetry client span.
  */
-import { FetchHttpClient, HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
-import {
-  Clock,
-  Context,
-  Duration,
-  Effect,
-  FiberRef,
-  Layer,
-  Option,
-  ParseResult,
-  Redacted,
-  Schedule,
-  Schema,
-  Stream
-} from "effect"
+// deep imports: the `@effect/platform` barrel loads the HTTP server, router, workers etc. (start-up time)
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
+import * as Redacted from "effect/Redacted"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import * as RagConfig from "../../RagConfig.js"
 import * as RagError from "../../RagError.js"

@@ -2,7 +2,9 @@
  * A server-sent events decoder: text lines in, events out (WHATWG rules: `data:` lines of one
  * event are joined with newlines, a blank line ends the event, `:` lines are comments).
  */
-import { Chunk, Option, Stream } from "effect"
+import * as Chunk from "effect/Chunk"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
 
 /** One server-sent event. */
 export interface SseEvent {

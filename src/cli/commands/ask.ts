@@ -13,7 +13,11 @@
  * @since 0.1.0
  */
 import { Args, Command, Options } from "@effect/cli"
-import { Console, Effect, Layer, Option, Stream } from "effect"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
 import type * as Answer from "../../pipeline/Answer.js"
 import type * as Search from "../../api/Search.js"
 import * as Shared from "../options.js"

@@ -14,7 +14,9 @@
  * @since 0.1.0
  */
 import { Args, Command, Options } from "@effect/cli"
-import { Effect, Layer, type Scope } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
 import { mkdirSync, writeFileSync } from "node:fs"
 import { availableParallelism } from "node:os"
 import { dirname, resolve } from "node:path"

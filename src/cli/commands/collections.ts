@@ -12,7 +12,10 @@
  * @since 0.1.0
  */
 import { Args, Command } from "@effect/cli"
-import { Console, Effect, Either, Option } from "effect"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import { readdirSync, statSync } from "node:fs"
 import { join } from "node:path"
 import type * as IngestModule from "../../pipeline/Ingest.js"

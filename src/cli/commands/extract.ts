@@ -14,7 +14,11 @@
  * @since 0.1.0
  */
 import { Args, Command, Options } from "@effect/cli"
-import { Console, Effect, HashMap, Option, type Redacted } from "effect"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as HashMap from "effect/HashMap"
+import * as Option from "effect/Option"
+import type * as Redacted from "effect/Redacted"
 import * as Upload from "../../api/Upload.js"
 
 /** The parsed command line. */

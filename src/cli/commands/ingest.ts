@@ -24,7 +24,12 @@
  * @since 0.1.0
  */
 import { Args, Command, Options } from "@effect/cli"
-import { Console, Effect, Either, Layer, Option, type Redacted } from "effect"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type * as Redacted from "effect/Redacted"
 import { statSync } from "node:fs"
 import type * as Ingest from "../../pipeline/Ingest.js"
 import * as Shared from "../options.js"

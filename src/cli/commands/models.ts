@@ -4,7 +4,9 @@
  * @since 0.1.0
  */
 import { Command, Options } from "@effect/cli"
-import { Console, Effect, Layer } from "effect"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import type * as Models from "../../api/Models.js"
 import * as Shared from "../options.js"
 

@@ -13,7 +13,10 @@
  * @since 0.1.0
  */
 import { Args, Command, Options } from "@effect/cli"
-import { Console, Effect, Either, Option } from "effect"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import type * as Embeddings from "../../api/Embeddings.js"
 import type * as Answer from "../../pipeline/Answer.js"
 import { CollectionNotFound, VectorStore } from "../../store/VectorStore.js"

@@ -19,7 +19,13 @@
  * @since 0.1.0
  */
 import { Command, Options } from "@effect/cli"
-import { Config, Console, Context, Duration, Effect, Layer, Option } from "effect"
+import * as Config from "effect/Config"
+import * as Console from "effect/Console"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import type * as Models from "../../api/Models.js"
 import type * as ServerModule from "../../server/Server.js"
 import * as RagError from "../../RagError.js"

@@ -13,7 +13,13 @@
  * @since 0.1.0
  */
 import { Args, Command, Options } from "@effect/cli"
-import { Chunk, Console, Duration, Effect, Layer, Option, Stream } from "effect"
+import * as Chunk from "effect/Chunk"
+import * as Console from "effect/Console"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
 import * as Web from "../../api/Web.js"
 import * as RagError from "../../RagError.js"
 import type * as LocalWeb from "../../engines/LocalWeb.js"
