@@ -38,7 +38,7 @@
  * @since 0.1.0
  */
 import * as lancedb from "@lancedb/lancedb"
-import * as arrow from "apache-arrow"
+import type * as Arrow from "apache-arrow"
 import * as Config from "effect/Config"
 import * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
@@ -49,6 +49,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import { mkdirSync } from "node:fs"
+import { createRequire } from "node:module"
 import { fileURLToPath } from "node:url"
 import * as Filters from "./internal/filter.js"
 import * as Fusion from "./internal/fusion.js"
@@ -81,6 +82,10 @@ import {
   VectorStore,
   type VectorStoreError
 } from "./VectorStore.js"
+
+// apache-arrow's CommonJS build, the instance LanceDB itself loads (its ES module build would be a
+// second copy of the library: about 130 more files to load at start-up).
+const arrow: typeof Arrow = createRequire(import.meta.url)("apache-arrow")
 
 // =============================================================================
 // Options
@@ -173,11 +178,11 @@ export const isConflict = (e: VectorStoreError): boolean =>
 
 // Booleans are stored as Int8 0/1: apache-arrow 18's IPC writer sends an all-null Bool column
 // with an empty value buffer, which LanceDB rejects.
-const fieldType = (t: string): arrow.DataType =>
+const fieldType = (t: string): Arrow.DataType =>
   t === "number" ? new arrow.Float64() : t === "boolean" ? new arrow.Int8() : new arrow.Utf8()
 
-const schemaOf = (spec: CollectionSpec): arrow.Schema => {
-  const fields: Array<arrow.Field> = [
+const schemaOf = (spec: CollectionSpec): Arrow.Schema => {
+  const fields: Array<Arrow.Field> = [
     new arrow.Field("id", new arrow.Utf8(), false),
     new arrow.Field("document_id", new arrow.Utf8(), false),
     new arrow.Field("title", new arrow.Utf8(), true),
@@ -202,7 +207,7 @@ const schemaOf = (spec: CollectionSpec): arrow.Schema => {
   return new arrow.Schema(fields, new Map([[specKey, JSON.stringify(spec)]]))
 }
 
-const parseSpec = (name: string, schema: arrow.Schema): CollectionSpec | undefined => {
+const parseSpec = (name: string, schema: Arrow.Schema): CollectionSpec | undefined => {
   const raw = schema.metadata.get(specKey)
   if (raw === undefined) return undefined
   try {
@@ -255,7 +260,7 @@ const validity = (values: ReadonlyArray<unknown>): { bitmap: Uint8Array; nullCou
   return { bitmap, nullCount }
 }
 
-const utf8Data = (values: ReadonlyArray<unknown>): arrow.Data => {
+const utf8Data = (values: ReadonlyArray<unknown>): Arrow.Data => {
   const encoder = new TextEncoder()
   const parts = values.map((v) => (typeof v === "string" ? encoder.encode(v) : new Uint8Array(0)))
   const offsets = new Int32Array(values.length + 1)
@@ -266,21 +271,21 @@ const utf8Data = (values: ReadonlyArray<unknown>): arrow.Data => {
   return arrow.makeData({ type: new arrow.Utf8(), length: values.length, nullCount, nullBitmap: bitmap, valueOffsets: offsets, data })
 }
 
-const float64Data = (values: ReadonlyArray<unknown>): arrow.Data => {
+const float64Data = (values: ReadonlyArray<unknown>): Arrow.Data => {
   const data = new Float64Array(values.length)
   values.forEach((v, i) => (data[i] = typeof v === "number" ? v : 0))
   const { bitmap, nullCount } = validity(values)
   return arrow.makeData({ type: new arrow.Float64(), length: values.length, nullCount, nullBitmap: bitmap, data })
 }
 
-const int8Data = (values: ReadonlyArray<unknown>): arrow.Data => {
+const int8Data = (values: ReadonlyArray<unknown>): Arrow.Data => {
   const data = new Int8Array(values.length)
   values.forEach((v, i) => (data[i] = v === true ? 1 : 0))
   const { bitmap, nullCount } = validity(values)
   return arrow.makeData({ type: new arrow.Int8(), length: values.length, nullCount, nullBitmap: bitmap, data })
 }
 
-const vectorData = (type: arrow.FixedSizeList, values: ReadonlyArray<unknown>): arrow.Data => {
+const vectorData = (type: Arrow.FixedSizeList, values: ReadonlyArray<unknown>): Arrow.Data => {
   const dim = type.listSize
   const flat = new Float32Array(values.length * dim)
   values.forEach((v, i) => flat.set(v as ArrayLike<number>, i * dim))
@@ -288,14 +293,14 @@ const vectorData = (type: arrow.FixedSizeList, values: ReadonlyArray<unknown>): 
   return arrow.makeData({ type, length: values.length, nullCount: 0, child })
 }
 
-const toArrow = (spec: CollectionSpec, rows: ReadonlyArray<Record<string, unknown>>): arrow.Table => {
+const toArrow = (spec: CollectionSpec, rows: ReadonlyArray<Record<string, unknown>>): Arrow.Table => {
   const schema = schemaOf(spec)
   const children = schema.fields.map((f) => {
     const values = rows.map((r) => r[f.name] ?? null)
     if (f.type instanceof arrow.Utf8) return utf8Data(values)
     if (f.type instanceof arrow.Float64) return float64Data(values)
     if (f.type instanceof arrow.Int8) return int8Data(values)
-    return vectorData(f.type as arrow.FixedSizeList, values)
+    return vectorData(f.type as Arrow.FixedSizeList, values)
   })
   const struct = arrow.makeData({ type: new arrow.Struct(schema.fields), length: rows.length, nullCount: 0, children })
   return new arrow.Table([new arrow.RecordBatch(schema, struct)])
