@@ -76,8 +76,9 @@ describe("Ingest crash-resume", () => {
         const r = await runChild(c.db, k)
         if (r.killed) {
           interrupted++
-          // the killed run left the job unfinished
-          expect(await snapshot(c.db), c.name).not.toEqual(expected)
+          // a kill after a given write leaves the job unfinished (a timed kill may land after the
+          // last write, before the process ends: then the job is done, which is just as right)
+          if (k.afterWrites !== undefined) expect(await snapshot(c.db), c.name).not.toEqual(expected)
         }
       }
       const resumed = await ingestHere(c.db)
