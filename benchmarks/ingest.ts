@@ -37,6 +37,7 @@ import { join } from "node:path"
 import { packageRoot, sharedPath } from "../src/internal/shared.js"
 import { writeBarChart } from "./internal/plot.js"
 import { resultsPath, runInfo, writeReport } from "./internal/results.js"
+import { median } from "../src/bench/Metrics.js"
 
 // =============================================================================
 // Measuring a child process tree
@@ -265,12 +266,6 @@ const ensureBuilt = () => {
 // =============================================================================
 // Report
 // =============================================================================
-
-const median = (xs: ReadonlyArray<number>): number => {
-  const s = [...xs].sort((a, b) => a - b)
-  const m = Math.floor(s.length / 2)
-  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2
-}
 
 interface Summary {
   readonly pipeline: string

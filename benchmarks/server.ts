@@ -43,6 +43,7 @@ import { sharedPath } from "../src/internal/shared.js"
 import * as RagConfig from "../src/RagConfig.js"
 import * as Server from "../src/server/Server.js"
 import { resultsPath, runInfo, writeReport } from "./internal/results.js"
+import { median } from "../src/bench/Metrics.js"
 
 // `--soak`: the mixed load of good and hostile requests instead (benchmarks/server-soak.ts)
 if (process.argv.includes("--soak")) await import("./server-soak.js")
@@ -100,12 +101,6 @@ const fixture = (path: string): Upload.UploadFile => {
 // =============================================================================
 
 const round = (x: number, digits = 1) => Math.round(x * 10 ** digits) / 10 ** digits
-
-const median = (xs: ReadonlyArray<number>) => {
-  const s = [...xs].sort((a, b) => a - b)
-  const n = s.length
-  return n === 0 ? NaN : n % 2 === 1 ? s[(n - 1) / 2]! : (s[n / 2 - 1]! + s[n / 2]!) / 2
-}
 
 /** Nearest-rank percentile. */
 const percentile = (xs: ReadonlyArray<number>, p: number) => {

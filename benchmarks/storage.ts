@@ -30,6 +30,7 @@ import { markdown } from "../test/pipeline/fixtures/ingest-helpers.js"
 import { startS3 } from "../test/support/s3.js"
 import { writeBarChart } from "./internal/plot.js"
 import { resultsPath, runInfo, writeReport } from "./internal/results.js"
+import { median } from "../src/bench/Metrics.js"
 
 const flag = (name: string): string | undefined => {
   const i = process.argv.indexOf(name)
@@ -55,11 +56,6 @@ interface Measure {
   readonly documents: number
   readonly chunks: number
   readonly writes: number
-}
-
-const median = (xs: ReadonlyArray<number>): number => {
-  const s = [...xs].sort((a, b) => a - b)
-  return s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2
 }
 
 const ingestInto = (store: Layer.Layer<VectorStore, unknown>, folder: string, collection: string): Promise<Measure> =>

@@ -80,6 +80,14 @@ export const evaluate = (runs: ReadonlyMap<string, ReadonlyArray<string>>, qrels
     : { "ndcg@10": ndcg / n, "recall@100": recall / n, "mrr@10": mrr / n }
 }
 
+/** The median of a sample (the mean of the two middle values for an even count); NaN for an empty sample. */
+export const median = (values: ReadonlyArray<number>): number => {
+  if (values.length === 0) return NaN
+  const sorted = [...values].sort((a, b) => a - b)
+  const m = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[m]! : (sorted[m - 1]! + sorted[m]!) / 2
+}
+
 /** The p-th percentile (0..100) of a sample, nearest-rank; 0 for an empty sample. */
 export const percentile = (values: ReadonlyArray<number>, p: number): number => {
   if (values.length === 0) return 0

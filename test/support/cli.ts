@@ -15,41 +15,66 @@ export interface CliResult {
   readonly stderr: string
 }
 
-/**
- * Runs `effect-rag ...args` with the given extra environment (the parent's `EFFECT_RAG_*`
- * variables are removed first, so the test controls the configuration).
- */
-export const runCli = (
+/** Where a run starts and when it is killed. */
+interface RunOptions {
+  readonly cwd?: string
+  readonly timeoutMs?: number
+}
+
+/** The parent's environment without its `EFFECT_RAG_*` variables, so the test controls the configuration. */
+const cleanEnv = (env: Record<string, string>) => ({
+  ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("EFFECT_RAG_"))),
+  NO_COLOR: "1",
+  ...env
+})
+
+/** Spawns `node ...entry ...args`, collecting its output; killed after `timeoutMs`. */
+const spawnCli = (
+  entry: ReadonlyArray<string>,
   args: ReadonlyArray<string>,
-  env: Record<string, string> = {},
-  options: { readonly cwd?: string; readonly timeoutMs?: number } = {}
-): Promise<CliResult> =>
-  new Promise((resolve, reject) => {
-    const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("EFFECT_RAG_")))
-    const child = spawn(process.execPath, ["--import", "tsx", join(repoRoot, "src/cli/main.ts"), ...args], {
-      cwd: options.cwd ?? repoRoot,
-      env: { ...base, NO_COLOR: "1", ...env },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()))
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
-    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 60_000)
+  env: Record<string, string>,
+  options: RunOptions,
+  defaultTimeoutMs: number
+): BuiltCli => {
+  const child = spawn(process.execPath, [...entry, ...args], {
+    cwd: options.cwd ?? repoRoot,
+    env: cleanEnv(env),
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  let stdout = ""
+  let stderr = ""
+  child.stdout.on("data", (d: Buffer) => (stdout += d.toString()))
+  child.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
+  const done = new Promise<CliResult>((resolve, reject) => {
+    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? defaultTimeoutMs)
     child.on("error", reject)
     child.on("close", (code) => {
       clearTimeout(timer)
       resolve({ code, stdout, stderr })
     })
   })
+  return { stdout: () => stdout, stderr: () => stderr, kill: (signal) => void child.kill(signal), done }
+}
+
+/** The command line from source, through tsx. */
+const fromSource = ["--import", "tsx", join(repoRoot, "src/cli/main.ts")]
+
+/**
+ * Runs `effect-rag ...args` from source with the given extra environment (the parent's
+ * `EFFECT_RAG_*` variables are removed first, so the test controls the configuration).
+ */
+export const runCli = (
+  args: ReadonlyArray<string>,
+  env: Record<string, string> = {},
+  options: RunOptions = {}
+): Promise<CliResult> => spawnCli(fromSource, args, env, options, 60_000).done
 
 /** Starts `effect-rag serve --port 0 ...`; resolves with its URL once it listens. */
 export const startServe = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
   new Promise<{ url: string; stop: () => Promise<number | null>; output: () => string }>((resolve, reject) => {
-    const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("EFFECT_RAG_")))
-    const child = spawn(process.execPath, ["--import", "tsx", join(repoRoot, "src/cli/main.ts"), "serve", "--port", "0", ...args], {
+    const child = spawn(process.execPath, [...fromSource, "serve", "--port", "0", ...args], {
       cwd: repoRoot,
-      env: { ...base, NO_COLOR: "1", ...env },
+      env: cleanEnv(env),
       stdio: ["ignore", "pipe", "pipe"]
     })
     let out = ""
@@ -93,32 +118,12 @@ export interface BuiltCli {
 export const spawnBuiltCli = (
   args: ReadonlyArray<string>,
   env: Record<string, string> = {},
-  options: { readonly cwd?: string; readonly timeoutMs?: number } = {}
-): BuiltCli => {
-  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("EFFECT_RAG_")))
-  const child = spawn(process.execPath, [join(repoRoot, "bin", "effect-rag.js"), ...args], {
-    cwd: options.cwd ?? repoRoot,
-    env: { ...base, NO_COLOR: "1", ...env },
-    stdio: ["ignore", "pipe", "pipe"]
-  })
-  let stdout = ""
-  let stderr = ""
-  child.stdout.on("data", (d: Buffer) => (stdout += d.toString()))
-  child.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
-  const done = new Promise<CliResult>((resolve, reject) => {
-    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 90_000)
-    child.on("error", reject)
-    child.on("close", (code) => {
-      clearTimeout(timer)
-      resolve({ code, stdout, stderr })
-    })
-  })
-  return { stdout: () => stdout, stderr: () => stderr, kill: (signal) => void child.kill(signal), done }
-}
+  options: RunOptions = {}
+): BuiltCli => spawnCli([join(repoRoot, "bin", "effect-rag.js")], args, env, options, 90_000)
 
 /** Runs the built command line to its end (see {@link spawnBuiltCli}). */
 export const runBuiltCli = (
   args: ReadonlyArray<string>,
   env: Record<string, string> = {},
-  options: { readonly cwd?: string; readonly timeoutMs?: number } = {}
+  options: RunOptions = {}
 ): Promise<CliResult> => spawnBuiltCli(args, env, options).done
