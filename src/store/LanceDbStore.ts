@@ -54,7 +54,8 @@ import { fileURLToPath } from "node:url"
 import * as Filters from "./internal/filter.js"
 import * as Fusion from "./internal/fusion.js"
 import * as Hash from "./internal/hash.js"
-import { analyze } from "./internal/text.js"
+import { FieldIndex } from "./internal/bm25.js"
+import { analyze, terms } from "./internal/text.js"
 import { isObjectStoreUri } from "./internal/uri.js"
 import {
   type Chunk,
@@ -66,6 +67,7 @@ import {
   checkVector as checkCollectionVector,
   describeEmbedding,
   type DocumentEntry,
+  documentIdField,
   EmbeddingMismatch,
   type Filter,
   type Hit,
@@ -127,6 +129,11 @@ export interface Options {
   readonly maxFragments?: number | undefined
   /** Retries of a write that hit a commit conflict (default 8). */
   readonly writeRetries?: number | undefined
+  /**
+   * Collections of at most this many rows are searched by full text in memory (default
+   * 20,000; 0: always LanceDB's index). See the module doc.
+   */
+  readonly memoryIndexRows?: number | undefined
 }
 
 export { isObjectStoreUri } from "./internal/uri.js"
@@ -327,6 +334,28 @@ const toHit = (row: Record<string, unknown>, score: number): Hit => {
 /** The columns a hit is made of (the declared field columns are in `metadata` too: not read). */
 const hitColumns = ["id", "document_id", "title", "text", "metadata"]
 
+/** The default of {@link Options.memoryIndexRows}. */
+export const defaultMemoryIndexRows = 20_000
+
+/** A collection's rows and their full-text index, held in memory for one table version. */
+interface MemoryText {
+  readonly rows: ReadonlyArray<Record<string, unknown>>
+  readonly index: FieldIndex
+  /** Parsed `metadata` per row, filled on first use by a filter. */
+  readonly metadata: Array<Record<string, Scalar> | undefined>
+}
+
+/** The weighted stemmed terms of a query, as LanceDB's analyzer would see them (a repeated word counts again). */
+const weightedTerms = (query: TextQuery): Map<string, number> => {
+  const q = new Map<string, number>()
+  const parts = typeof query === "string" ? [{ text: query, weight: 1 }] : query.terms
+  for (const p of parts) {
+    if (!(p.weight > 0)) continue
+    for (const t of terms(p.text)) q.set(t, (q.get(t) ?? 0) + p.weight)
+  }
+  return q
+}
+
 // =============================================================================
 // Collections
 // =============================================================================
@@ -336,6 +365,7 @@ interface Settings {
   readonly vectorIndexThreshold: number
   readonly reindexAfter: number
   readonly maxFragments: number
+  readonly memoryIndexRows: number
   readonly retry: Schedule.Schedule<unknown, VectorStoreError>
 }
 
@@ -506,9 +536,68 @@ const makeCollection = (table: lancedb.Table, spec: CollectionSpec, settings: Se
     return new lancedb.BooleanQuery(clauses)
   }
 
+  // The in-memory engine: the rows and index of the table version they were read at; `undefined`
+  // when that version had more rows than `memoryIndexRows`.
+  let snapshot: { readonly version: number; readonly memory: MemoryText | undefined } | undefined
+  const snapshotLock = Effect.unsafeMakeSemaphore(1)
+
+  const readMemory = attempt("readRows", async (): Promise<MemoryText> => {
+    const rows = (await table.query().select(hitColumns).toArray()) as Array<Record<string, unknown>>
+    const index = FieldIndex.build(rows.map((r) => {
+      const title = typeof r["title"] === "string" ? r["title"] : undefined
+      const text = String(r["text"] ?? "")
+      // the `content` column's value (see toRow), not read from the table a second time
+      return { title, content: title === undefined || title === "" ? text : `${title}\n${text}` }
+    }))
+    return { rows, index, metadata: new Array(rows.length) }
+  })
+
+  /** The in-memory engine for the table's current version, read when the table changed; undefined above the size bound. */
+  const memoryText: Effect.Effect<MemoryText | undefined, StoreError> = Effect.gen(function*() {
+    if (settings.memoryIndexRows === 0) return undefined
+    // the version first: rows read after it are at least that new
+    const version = yield* attempt("version", () => table.version())
+    if (snapshot?.version === version) return snapshot.memory
+    return yield* snapshotLock.withPermits(1)(Effect.gen(function*() {
+      if (snapshot?.version === version) return snapshot.memory
+      const rows = yield* attempt("countRows", () => table.countRows())
+      const memory = rows > settings.memoryIndexRows ? undefined : yield* readMemory
+      snapshot = { version, memory }
+      return memory
+    }))
+  })
+
+  const searchMemory = (memory: MemoryText, query: TextQuery, options: TextSearchOptions): ReadonlyArray<Hit> => {
+    const q = weightedTerms(query)
+    if (q.size === 0) return []
+    const { index, metadata, rows } = memory
+    const filter = options.filter
+    const accept = filter === undefined ? undefined : (row: number) => {
+      const r = rows[row]!
+      const get = (field: string): Scalar | undefined => {
+        if (field === documentIdField) return String(r["document_id"])
+        if (field === "__id") return String(r["id"])
+        let m = metadata[row]
+        if (m === undefined) m = metadata[row] = toHit(r, 0).metadata
+        return m[field]
+      }
+      return Filters.matches(filter, get)
+    }
+    const idOf = (row: number) => String(rows[row]!["id"])
+    const byId = (a: number, b: number) => {
+      const x = idOf(a)
+      const y = idOf(b)
+      return x < y ? -1 : x > y ? 1 : 0
+    }
+    return index.search(q, options.titleBoost ?? 0, Math.max(1, options.limit ?? 10), accept, byId)
+      .map((h) => toHit(rows[h.row]!, h.score))
+  }
+
   const searchText = (query: TextQuery, options: TextSearchOptions = {}) =>
     Effect.gen(function*() {
       const predicate = yield* where(options.filter)
+      const memory = yield* memoryText
+      if (memory !== undefined) return searchMemory(memory, query, options)
       const q = ftsQuery(query, options.titleBoost ?? 0)
       if (q === undefined) return [] as ReadonlyArray<Hit>
       const limit = Math.max(1, options.limit ?? 10)
@@ -586,6 +675,7 @@ export const make = (options: Options) =>
       vectorIndexThreshold: Math.max(1, options.vectorIndexThreshold ?? 100_000),
       reindexAfter: Math.max(1, options.reindexAfter ?? 20_000),
       maxFragments: Math.max(1, options.maxFragments ?? 64),
+      memoryIndexRows: Math.max(0, options.memoryIndexRows ?? defaultMemoryIndexRows),
       retry: Schedule.exponential("20 millis").pipe(
         Schedule.jittered,
         Schedule.intersect(Schedule.recurs(Math.max(0, options.writeRetries ?? 8))),

@@ -1,16 +1,30 @@
 /**
  * Text analysis shared by the in-memory BM25 index, the query rewriting of the LanceDB adapter
  * (pseudo-relevance feedback, proximity) and the benchmark: lower-casing, splitting on anything
- * that is not a letter or digit, the Lucene English stop words (the list LanceDB's tantivy
- * analyzer uses) and the Porter stemmer.
+ * that is not a letter or digit, the English stop words LanceDB's analyzer drops and the Porter
+ * stemmer (LanceDB stems with Snowball's English stemmer: a few words stem differently).
  */
 import { stemmer } from "stemmer"
 
-/** Lucene's English stop set, the same list LanceDB's full-text analyzer removes. */
+/**
+ * The English stop words LanceDB's full-text analyzer drops (its Snowball list, applied after
+ * stemming): every word of that list that a LanceDB index was seen to drop, probed one by one.
+ * A listed word whose stem is not listed (`very` → `veri`, `because` → `becaus`) is kept, in
+ * LanceDB and here.
+ */
 export const stopWords: ReadonlySet<string> = new Set([
-  "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it",
-  "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there", "these",
-  "they", "this", "to", "was", "will", "with"
+  "i", "me", "my", "myself", "we", "our", "ours", "you", "your", "yours", "yourself", "he", "him",
+  "his", "himself", "she", "her", "hers", "herself", "it", "its", "itself", "they", "them", "their",
+  "theirs", "what", "which", "who", "whom", "this", "that", "these", "those", "am", "is", "are",
+  "was", "were", "be", "been", "being", "have", "has", "had", "having", "do", "did", "doing",
+  "should", "a", "an", "the", "and", "but", "if", "or", "as", "until", "while", "of", "at", "by",
+  "for", "with", "about", "against", "between", "into", "through", "after", "below", "to", "from",
+  "up", "down", "in", "out", "on", "off", "over", "under", "again", "further", "then", "here",
+  "there", "when", "where", "how", "all", "both", "each", "few", "more", "most", "other", "some",
+  "such", "no", "nor", "not", "own", "same", "so", "than", "too", "s", "t", "can", "will", "just",
+  "don", "now", "d", "ll", "m", "o", "re", "ve", "y", "ain", "aren", "couldn", "didn", "doesn",
+  "hadn", "hasn", "haven", "isn", "ma", "mightn", "mustn", "needn", "shan", "shouldn", "wasn",
+  "weren", "won", "wouldn"
 ])
 
 const wordPattern = /[\p{L}\p{N}]+/gu
@@ -51,5 +65,9 @@ export const analyze = (text: string, maxTokenLength = 40, stemming = true): Arr
   return out
 }
 
-/** The stemmed terms of a text (stop words removed), in order. */
-export const terms = (text: string): Array<string> => analyze(text).map((t) => t.term)
+/** The stemmed terms of a text (stop words removed), in order (what {@link analyze} gives, without positions). */
+export const terms = (text: string, maxTokenLength = 40): Array<string> => {
+  const out: Array<string> = []
+  for (const w of words(text)) if (w.length <= maxTokenLength && !stopWords.has(w)) out.push(stem(w))
+  return out
+}
