@@ -14,19 +14,24 @@
  * - `lancedb-fts-ids100`: the same, ids and scores only, limit 100 (the cheapest call);
  * - `plain`: `Retrieve.retrieve` with plain BM25 (`plainFullText`);
  * - `fulltext`: `Retrieve.retrieve` with the defaults (title boost + RM3), whose nDCG@10 the
- *   table above reports.
- * p50 and p95 in ms and the ratios to `lancedb-fts`; `--latency-rounds N` passes over the
+ *   table above reports;
+ * - `plain-lancedb-index`, `fulltext-lancedb-index`: the same through a store handle with
+ *   `memoryIndexRows: 0` (LanceDB's own index, what collections above the bound use).
+ * `plain` and `fulltext` run on a default handle: a collection of at most `memoryIndexRows`
+ * rows is searched in memory, read on the first query (reported as `first_query_ms`).
+ * p50 and p95 in ms, the ratios to `lancedb-fts` and nDCG@10 of the top 10 (the runs of the
+ * measured pass); `--latency-rounds N` passes over the
  * queries (default 1; `--quick`: 1 pass over the first 100 queries). Writes the plot
  * `docs/plots/retrieval-latency.svg`.
  */
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import * as lancedb from "@lancedb/lancedb"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import * as Beir from "../src/bench/Beir.js"
-import { percentile } from "../src/bench/Metrics.js"
+import { evaluate, percentile, type Qrels } from "../src/bench/Metrics.js"
 import * as Runner from "../src/bench/Runner.js"
 import { fullTextSweep, fusionSweep, parseFusion, resolveEmbedder, resolveReranker } from "../src/cli/commands/bench.js"
 import { sharedPath } from "../src/internal/shared.js"
@@ -60,43 +65,65 @@ const latencyRounds = Math.max(1, Number(flag("latency-rounds") ?? "1"))
 const round2 = (x: number) => Math.round(x * 100) / 100
 
 /** Query latency, interleaved query by query, on the table the runner wrote (see the module doc). */
-const latency = (storeDir: string, datasetName: string, queries: ReadonlyArray<string>) =>
+const latency = (storeDir: string, datasetName: string, queries: ReadonlyArray<Beir.BeirQuery>, qrels: Qrels) =>
   Effect.gen(function*() {
     const name = datasetName.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64) || "bench"
-    const store = yield* VectorStore
-    const collection = yield* store.open(name)
+    const open = (memoryIndexRows?: number) =>
+      Effect.flatMap(VectorStore, (s) => s.open(name)).pipe(Effect.provide(Layer.fresh(LanceDbStore.layer({ uri: storeDir, memoryIndexRows }))))
+    // a fresh handle each: the default one (in memory up to its row bound) and one on LanceDB's index
+    const collection = yield* open()
+    const native = yield* open(0)
     const connection = yield* Effect.promise(() => lancedb.connect(storeDir))
     const table = yield* Effect.promise(() => connection.openTable(name))
     const columns = ["id", "document_id", "title", "text", "metadata", "_score"]
     const direct = (q: string, select: Array<string>, limit: number) =>
       Effect.promise(() => (table.search(new lancedb.MatchQuery(q, "content")) as lancedb.Query).select(select).limit(limit).toArray())
-    const entries: Array<[string, (q: string) => Effect.Effect<unknown, unknown>]> = [
+        .pipe(Effect.map((rows) => rows.map((r) => String(r["document_id"] ?? r["id"]))))
+    const docs = (hits: ReadonlyArray<{ readonly documentId: string }>) => hits.map((h) => h.documentId)
+    const entries: Array<[string, (q: string) => Effect.Effect<ReadonlyArray<string>, unknown>]> = [
       ["lancedb-fts", (q) => direct(q, columns, 10)],
       ["lancedb-fts-ids100", (q) => direct(q, ["id", "_score"], 100)],
-      ["plain", (q) => Retrieve.retrieve(collection, q, { limit: 10, fullText: Retrieve.plainFullText })],
-      ["fulltext", (q) => Retrieve.retrieve(collection, q, { limit: 10 })]
+      ["plain", (q) => Effect.map(Retrieve.retrieve(collection, q, { limit: 10, fullText: Retrieve.plainFullText }), docs)],
+      ["fulltext", (q) => Effect.map(Retrieve.retrieve(collection, q, { limit: 10 }), docs)],
+      ["plain-lancedb-index", (q) => Effect.map(Retrieve.retrieve(native, q, { limit: 10, fullText: Retrieve.plainFullText }), docs)],
+      ["fulltext-lancedb-index", (q) => Effect.map(Retrieve.retrieve(native, q, { limit: 10 }), docs)]
     ]
     const times = new Map(entries.map(([n]) => [n, [] as Array<number>]))
-    // one warm-up pass, then the measured ones
+    const first = new Map<string, number>()
+    const runs = new Map(entries.map(([n]) => [n, new Map<string, ReadonlyArray<string>>()]))
+    // one warm-up pass (its first query of each entry reported: it reads the in-memory index), then the measured ones
     for (let r = 0; r <= latencyRounds; r++) {
       for (const q of queries) {
         for (const [n, run] of entries) {
           const t = performance.now()
-          yield* run(q)
-          if (r > 0) times.get(n)!.push(performance.now() - t)
+          const ranking = yield* run(q.text)
+          const ms = performance.now() - t
+          if (r > 0) times.get(n)!.push(ms)
+          else if (!first.has(n)) first.set(n, ms)
+          runs.get(n)!.set(q.id, ranking)
         }
       }
     }
     connection.close()
+    const judged: Qrels = new Map(queries.flatMap((q) => (qrels.has(q.id) ? [[q.id, qrels.get(q.id)!] as const] : [])))
     const base = percentile(times.get("lancedb-fts")!, 50)
     const basep95 = percentile(times.get("lancedb-fts")!, 95)
     return entries.map(([n]) => {
       const t = times.get(n)!
       const p50 = percentile(t, 50)
       const p95 = percentile(t, 95)
-      return { name: n, queries: t.length, p50_ms: round2(p50), p95_ms: round2(p95), p50_ratio: round2(p50 / base), p95_ratio: round2(p95 / basep95) }
+      return {
+        name: n,
+        queries: t.length,
+        p50_ms: round2(p50),
+        p95_ms: round2(p95),
+        p50_ratio: round2(p50 / base),
+        p95_ratio: round2(p95 / basep95),
+        first_query_ms: round2(first.get(n) ?? 0),
+        "ndcg@10": Math.round(evaluate(runs.get(n)!, judged)["ndcg@10"] * 10_000) / 10_000
+      }
     })
-  }).pipe(Effect.provide(LanceDbStore.layer({ uri: storeDir })))
+  }).pipe(Effect.scoped)
 
 const program = Effect.gen(function*() {
   const embedder = yield* resolveEmbedder(embedderSpec)
@@ -121,13 +148,14 @@ const program = Effect.gen(function*() {
   console.log(Runner.table(report))
 
   const ds = yield* Beir.locate(dataset)
-  const all = (yield* Beir.queries(ds, yield* Beir.qrels(ds))).map((q) => q.text)
+  const qrels = yield* Beir.qrels(ds)
+  const all = yield* Beir.queries(ds, qrels)
   const queries = quick ? all.slice(0, 100) : all
-  const lat = yield* latency(storeDir, report.dataset, queries)
+  const lat = yield* latency(storeDir, report.dataset, queries, qrels)
   console.log(`\nquery latency, top 10, ${queries.length} queries × ${latencyRounds} interleaved pass(es); load average ${info.loadAverage.join(" ")} on ${info.cpus} CPUs`)
-  console.log(`${"entry".padEnd(20)} ${"p50 ms".padStart(8)} ${"p95 ms".padStart(8)}  ÷ lancedb-fts (p50, p95)`)
+  console.log(`${"entry".padEnd(24)} ${"p50 ms".padStart(8)} ${"p95 ms".padStart(8)}  ${"÷ lancedb-fts (p50, p95)".padEnd(26)} ${"1st query ms".padStart(12)}  nDCG@10`)
   for (const l of lat) {
-    console.log(`${l.name.padEnd(20)} ${l.p50_ms.toFixed(2).padStart(8)} ${l.p95_ms.toFixed(2).padStart(8)}  ${l.p50_ratio.toFixed(2)}×, ${l.p95_ratio.toFixed(2)}×`)
+    console.log(`${l.name.padEnd(24)} ${l.p50_ms.toFixed(2).padStart(8)} ${l.p95_ms.toFixed(2).padStart(8)}  ${`${l.p50_ratio.toFixed(2)}×, ${l.p95_ratio.toFixed(2)}×`.padEnd(26)} ${l.first_query_ms.toFixed(1).padStart(12)}  ${l["ndcg@10"].toFixed(4)}`)
   }
   const plot = writeBarChart("retrieval-latency", {
     title: `Full-text query latency on ${report.dataset}, top 10`,

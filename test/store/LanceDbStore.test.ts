@@ -14,6 +14,8 @@ let n = 0
 const freshDir = () => join(root, `db${n++}`)
 
 contract("lancedb", () => LanceDbStore.layer({ uri: freshDir() }))
+// full text through LanceDB's own index (what collections above `memoryIndexRows` use)
+contract("lancedb, native full-text index", () => LanceDbStore.layer({ uri: freshDir(), memoryIndexRows: 0 }))
 
 const chunksOf = (doc: number, count: number, tag = ""): Array<Chunk> =>
   Array.from({ length: count }, (_, i) => ({
