@@ -22,7 +22,7 @@ import type * as Embeddings from "../api/Embeddings.js"
 import type * as Rerank from "../api/Rerank.js"
 import * as RagError from "../RagError.js"
 import { fuse } from "../store/internal/fusion.js"
-import { analyze } from "../store/internal/text.js"
+import { analyze, stem, stopWords, words } from "../store/internal/text.js"
 import {
   type Collection,
   describeEmbedding,
@@ -111,19 +111,27 @@ export const feedbackQuery = (query: string, hits: ReadonlyArray<Hit>, fb: Feedb
   const rel = new Map<string, number>()
   const surface = new Map<string, Map<string, number>>()
   top.forEach((h, i) => {
-    const tokens = analyze(`${h.title ?? ""} ${h.text}`)
-    if (tokens.length === 0) return
+    // what `analyze` gives, counted per distinct word first (a long hit repeats its words)
+    const byWord = new Map<string, number>()
+    let length = 0
+    for (const w of words(`${h.title ?? ""} ${h.text}`)) {
+      if (w.length > 40 || stopWords.has(w)) continue
+      length++
+      byWord.set(w, (byWord.get(w) ?? 0) + 1)
+    }
+    if (length === 0) return
     const counts = new Map<string, number>()
-    for (const t of tokens) {
-      counts.set(t.term, (counts.get(t.term) ?? 0) + 1)
-      const s = surface.get(t.term) ?? new Map<string, number>()
-      s.set(t.word, (s.get(t.word) ?? 0) + 1)
-      surface.set(t.term, s)
+    for (const [w, c] of byWord) {
+      const term = stem(w)
+      counts.set(term, (counts.get(term) ?? 0) + c)
+      const s = surface.get(term) ?? new Map<string, number>()
+      s.set(w, (s.get(w) ?? 0) + c)
+      surface.set(term, s)
     }
     for (const [term, c] of counts) {
       // numbers make poor expansion words (years, counts, table values)
       if (/^\p{N}+$/u.test(term)) continue
-      rel.set(term, (rel.get(term) ?? 0) + (weights[i]! / z) * (c / tokens.length))
+      rel.set(term, (rel.get(term) ?? 0) + (weights[i]! / z) * (c / length))
     }
   })
   const expansion = [...rel.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, fb.terms)
