@@ -30,6 +30,7 @@ import {
   type Filter,
   type Fusion,
   type Hit,
+  type TermCounts,
   type TextQuery,
   type VectorStoreError
 } from "../store/VectorStore.js"
@@ -101,7 +102,12 @@ export type RetrieveError = VectorStoreError | RagError.ApiError
  * Builds the RM3 second-pass query from the first-pass hits: the original words with weight
  * `originalWeight` (split by their counts) and the top expansion words with the rest.
  */
-export const feedbackQuery = (query: string, hits: ReadonlyArray<Hit>, fb: Feedback): TextQuery => {
+export const feedbackQuery = (
+  query: string,
+  hits: ReadonlyArray<Hit>,
+  fb: Feedback,
+  analysed: ReadonlyArray<TermCounts | undefined> = []
+): TextQuery => {
   const original = analyze(query)
   if (original.length === 0) return query
   const top = hits.slice(0, fb.docs)
@@ -111,21 +117,11 @@ export const feedbackQuery = (query: string, hits: ReadonlyArray<Hit>, fb: Feedb
   const rel = new Map<string, number>()
   const surface = new Map<string, Map<string, number>>()
   top.forEach((h, i) => {
-    // what `analyze` gives, counted per distinct word first (a long hit repeats its words)
-    const byWord = new Map<string, number>()
-    let length = 0
-    for (const w of words(`${h.title ?? ""} ${h.text}`)) {
-      if (w.length > 40 || stopWords.has(w)) continue
-      length++
-      byWord.set(w, (byWord.get(w) ?? 0) + 1)
-    }
+    const { counts, length, words: wordOf } = analysed[i] ?? termCounts(h)
     if (length === 0) return
-    const counts = new Map<string, number>()
-    for (const [w, c] of byWord) {
-      const term = stem(w)
-      counts.set(term, (counts.get(term) ?? 0) + c)
+    for (const [term, c] of counts) {
       const s = surface.get(term) ?? new Map<string, number>()
-      s.set(w, (s.get(w) ?? 0) + c)
+      s.set(wordOf.get(term)!, (s.get(wordOf.get(term)!) ?? 0) + c)
       surface.set(term, s)
     }
     for (const [term, c] of counts) {
@@ -151,6 +147,32 @@ export const feedbackQuery = (query: string, hits: ReadonlyArray<Hit>, fb: Feedb
   return { terms: [...weightOf.values()].map(({ word, weight }) => ({ text: word, weight })) }
 }
 
+/**
+ * A hit's analysed terms (what `analyze` gives for title + text), counted per distinct word
+ * first (a long hit repeats its words). With several words to a term, the most frequent one.
+ */
+const termCounts = (h: Hit): TermCounts => {
+  const byWord = new Map<string, number>()
+  let length = 0
+  for (const w of words(`${h.title ?? ""} ${h.text}`)) {
+    if (w.length > 40 || stopWords.has(w)) continue
+    length++
+    byWord.set(w, (byWord.get(w) ?? 0) + 1)
+  }
+  const counts = new Map<string, number>()
+  const wordOf = new Map<string, string>()
+  const best = new Map<string, number>()
+  for (const [w, c] of byWord) {
+    const term = stem(w)
+    counts.set(term, (counts.get(term) ?? 0) + c)
+    if (c > (best.get(term) ?? 0)) {
+      best.set(term, c)
+      wordOf.set(term, w)
+    }
+  }
+  return { counts, words: wordOf, length }
+}
+
 /** Full-text search with title boost and optional RM3 feedback. */
 export const fullText = (
   collection: Collection,
@@ -166,7 +188,11 @@ export const fullText = (
       titleBoost
     })
     if (fb === false || first.length === 0) return first.slice(0, options.limit)
-    return yield* collection.searchText(feedbackQuery(query, first, fb), {
+    // the engine's own analysis of the hits when it has one (no second pass over their texts)
+    const analysed = collection.termCounts === undefined
+      ? []
+      : yield* collection.termCounts(first.slice(0, fb.docs).map((h) => h.id))
+    return yield* collection.searchText(feedbackQuery(query, first, fb, analysed), {
       limit: options.limit,
       filter: options.filter,
       titleBoost

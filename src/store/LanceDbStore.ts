@@ -341,6 +341,8 @@ export const defaultMemoryIndexRows = 20_000
 interface MemoryText {
   readonly rows: ReadonlyArray<Record<string, unknown>>
   readonly index: FieldIndex
+  /** Chunk id -> row. */
+  readonly rowOf: ReadonlyMap<string, number>
   /** Parsed `metadata` per row, filled on first use by a filter. */
   readonly metadata: Array<Record<string, Scalar> | undefined>
 }
@@ -549,7 +551,8 @@ const makeCollection = (table: lancedb.Table, spec: CollectionSpec, settings: Se
       // the `content` column's value (see toRow), not read from the table a second time
       return { title, content: title === undefined || title === "" ? text : `${title}\n${text}` }
     }))
-    return { rows, index, metadata: new Array(rows.length) }
+    const rowOf = new Map(rows.map((r, i) => [String(r["id"]), i]))
+    return { rows, index, rowOf, metadata: new Array(rows.length) }
   })
 
   /** The in-memory engine for the table's current version, read when the table changed; undefined above the size bound. */
@@ -592,6 +595,16 @@ const makeCollection = (table: lancedb.Table, spec: CollectionSpec, settings: Se
     return index.search(q, options.titleBoost ?? 0, Math.max(1, options.limit ?? 10), accept, byId)
       .map((h) => toHit(rows[h.row]!, h.score))
   }
+
+  // The rows of the last version read: the ids come from a search that has just checked it.
+  const termCounts = (ids: ReadonlyArray<string>) =>
+    Effect.sync(() => {
+      const memory = snapshot?.memory
+      return ids.map((id) => {
+        const row = memory?.rowOf.get(id)
+        return row === undefined ? undefined : memory!.index.contentTerms(row)
+      })
+    })
 
   const searchText = (query: TextQuery, options: TextSearchOptions = {}) =>
     Effect.gen(function*() {
@@ -657,7 +670,7 @@ const makeCollection = (table: lancedb.Table, spec: CollectionSpec, settings: Se
         .map(([documentId, chunks]): DocumentEntry => ({ documentId, chunks }))
     })
 
-  return { spec, upsert, deleteDocuments, deleteWhere, searchText, searchVector, searchHybrid, count, listDocuments, optimize }
+  return { spec, upsert, deleteDocuments, deleteWhere, searchText, searchVector, searchHybrid, count, listDocuments, optimize, termCounts }
 }
 
 /** The default fusion of hybrid search (see `internal/fusion.ts`). */

@@ -177,6 +177,16 @@ export type VectorStoreError = StoreError | CollectionNotFound | EmbeddingMismat
 // Service
 // =============================================================================
 
+/** The analysed words of a stored chunk, for query expansion (see {@link Collection.termCounts}). */
+export interface TermCounts {
+  /** Analysed term (stem) -> its occurrences in title + text. */
+  readonly counts: ReadonlyMap<string, number>
+  /** Analysed term -> a word it comes from (what a weighted {@link TextQuery} sends back). */
+  readonly words: ReadonlyMap<string, string>
+  /** Number of analysed terms (stop words and words over 40 characters left out). */
+  readonly length: number
+}
+
 /** One collection. Methods are safe to call concurrently, and from several processes. */
 export interface Collection {
   /** The spec the collection was created with (as stored, not as requested). */
@@ -209,6 +219,12 @@ export interface Collection {
   readonly listDocuments: () => Effect.Effect<ReadonlyArray<DocumentEntry>, VectorStoreError>
   /** Compacts storage and brings indexes up to date (backends without storage: no-op). */
   readonly optimize: () => Effect.Effect<void, VectorStoreError>
+  /**
+   * Optional: the analysed terms of chunks as the full-text engine holds them, by id (undefined
+   * for an id it does not hold). Query expansion (`Retrieve`'s RM3) uses them for the hits of a
+   * search it has just made instead of analysing their texts again.
+   */
+  readonly termCounts?: (ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<TermCounts | undefined>, VectorStoreError>
 }
 
 /** The store: a set of named collections. */

@@ -13,7 +13,8 @@ import { afterAll } from "vitest"
 import { sharedPath } from "../../src/internal/shared.js"
 import * as Retrieve from "../../src/pipeline/Retrieve.js"
 import * as LanceDbStore from "../../src/store/LanceDbStore.js"
-import { type Chunk, type Collection, Filter, VectorStore } from "../../src/store/VectorStore.js"
+import { terms } from "../../src/store/internal/text.js"
+import { type Chunk, type Collection, Filter, type TextQuery, VectorStore } from "../../src/store/VectorStore.js"
 
 const root = mkdtempSync(join(tmpdir(), "effect-rag-lance-fts-"))
 afterAll(() => rmSync(root, { recursive: true, force: true }))
@@ -85,6 +86,19 @@ describe("LanceDbStore full text: in memory and LanceDB's index", () => {
             const w = yield* c.searchText({ terms: [{ text: "diffusion", weight: 2 }, { text: "aspirin", weight: 0.01 }] }, { limit: 3 })
             expect(w[0]?.text.toLowerCase()).toContain("diffusion")
           }
+          // RM3 from the engine's own analysis of the hits: the expansion it makes from their texts
+          const stems = (q: TextQuery) =>
+            typeof q === "string" ? q : new Map(q.terms.map((t) => [terms(t.text)[0]!, Math.round(t.weight * 1e9)]))
+          for (const q of claims.slice(0, 10)) {
+            const first = yield* memory.searchText(q, { limit: 10, titleBoost: 0.3 })
+            const analysed = yield* memory.termCounts!(first.map((h) => h.id))
+            expect(analysed.every((a) => a !== undefined && a.length > 0)).toBe(true)
+            const fromIndex = Retrieve.feedbackQuery(q, first, Retrieve.defaultFeedback, analysed)
+            expect(stems(fromIndex)).toEqual(stems(Retrieve.feedbackQuery(q, first, Retrieve.defaultFeedback)))
+          }
+          expect(yield* memory.termCounts!(["no such id"])).toEqual([undefined])
+          // LanceDB's index holds no analysis: the caller analyses the texts
+          expect(yield* native.termCounts!([abstracts[0]!.id])).toEqual([undefined])
           // words the analyzer drops entirely give nothing, not an error
           expect(yield* memory.searchText("the of and", { limit: 5 })).toEqual([])
           expect(yield* native.searchText("the of and", { limit: 5 })).toEqual([])

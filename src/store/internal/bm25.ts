@@ -7,7 +7,8 @@
  * `k1`; the IDF is Lucene's `ln(1 + (N - df + 0.5) / (df + 0.5))`. With a title weight of 1 and
  * both fields concatenated this is plain BM25.
  */
-import { analyze, terms, type Token } from "./text.js"
+import type { TermCounts } from "../VectorStore.js"
+import { analyze, stem, stopWords, terms, type Token, words } from "./text.js"
 
 /** Tuning of {@link Bm25Index}. */
 export interface Bm25Options {
@@ -241,6 +242,8 @@ export class FieldIndex {
   private readonly termIds: Int32Array
   private readonly termCounts: Int32Array
   private readonly termNames: Array<string> = []
+  /** Per term id: the first word seen that gives it. */
+  private readonly surface: Array<string> = []
   private readonly scores: Float64Array
   private readonly seen: Uint8Array
 
@@ -254,7 +257,16 @@ export class FieldIndex {
       }
       return id
     }
-    const content = docs.map((d) => terms(d.content).map(idOf))
+    const content = docs.map((d) => {
+      const ids: Array<number> = []
+      for (const w of words(d.content)) {
+        if (w.length > 40 || stopWords.has(w)) continue
+        const id = idOf(stem(w))
+        if (this.surface[id] === undefined) this.surface[id] = w
+        ids.push(id)
+      }
+      return ids
+    })
     const title = docs.map((d) => (d.title === undefined ? [] : terms(d.title).map(idOf)))
     const c = this.rowCounts(content)
     this.offsets = c.offsets
@@ -334,15 +346,18 @@ export class FieldIndex {
     return { rows, parts, idf }
   }
 
-  /** The analysed content terms of a row with their counts, and the row's number of terms. */
-  contentTerms(row: number): { readonly counts: Map<string, number>; readonly length: number } {
+  /** The analysed content terms of a row with their counts, a word for each, and the row's number of terms. */
+  contentTerms(row: number): TermCounts {
     const counts = new Map<string, number>()
+    const words = new Map<string, string>()
     let length = 0
     for (let i = this.offsets[row]!; i < this.offsets[row + 1]!; i++) {
-      counts.set(this.termNames[this.termIds[i]!]!, this.termCounts[i]!)
+      const t = this.termIds[i]!
+      counts.set(this.termNames[t]!, this.termCounts[i]!)
+      words.set(this.termNames[t]!, this.surface[t]!)
       length += this.termCounts[i]!
     }
-    return { counts, length }
+    return { counts, words, length }
   }
 
   /**
