@@ -9,7 +9,9 @@
  * - **pseudo-relevance feedback (RM3)**: the top `feedback.docs` hits of a first pass give
  *   `feedback.terms` expansion words weighted by their share of those hits (hits weighted by
  *   a softmax of their BM25 scores, so the top hits dominate); the second pass searches the original words with weight
- *   `feedback.originalWeight` and the expansion with the rest.
+ *   `feedback.originalWeight` and the expansion with the rest. The hits' words come from the
+ *   collection's `termCounts` when it has them (the LanceDB adapter's in-memory engine), else
+ *   from analysing their texts.
  *
  * Dense retrieval needs an embedder; it is never implied: `mode: "vector" | "hybrid"` without
  * `embeddings` fails with a `ConfigurationError` that says so, and a query embedded by another
