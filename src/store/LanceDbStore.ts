@@ -536,10 +536,19 @@ const makeCollection = (table: lancedb.Table, spec: CollectionSpec, settings: Se
     // Words the analyzer would drop entirely make LanceDB fail; leave them out.
     const live = parts.filter((p) => analyze(p.text).length > 0)
     if (live.length === 0) return undefined
-    // one clause: a plain match (a boolean query of one clause costs LanceDB about 1.6× as much)
-    if (live.length === 1 && titleBoost <= 0) return new lancedb.MatchQuery(live[0]!.text, "content", { boost: live[0]!.weight })
-    const clauses: Array<[lancedb.Occur, lancedb.FullTextQuery]> = []
+    // Words of one weight go in one match: a match of several words scores the sum of theirs, and
+    // LanceDB's time grows with the clauses of a boolean query.
+    const groups = new Map<number, Array<string>>()
     for (const p of live) {
+      const g = groups.get(p.weight)
+      if (g === undefined) groups.set(p.weight, [p.text])
+      else g.push(p.text)
+    }
+    const matches = [...groups].map(([weight, texts]) => ({ text: texts.join(" "), weight }))
+    // one clause: a plain match (a boolean query of one clause costs LanceDB about 1.6× as much)
+    if (matches.length === 1 && titleBoost <= 0) return new lancedb.MatchQuery(matches[0]!.text, "content", { boost: matches[0]!.weight })
+    const clauses: Array<[lancedb.Occur, lancedb.FullTextQuery]> = []
+    for (const p of matches) {
       clauses.push([lancedb.Occur.Should, new lancedb.MatchQuery(p.text, "content", { boost: p.weight })])
       if (titleBoost > 0) {
         clauses.push([lancedb.Occur.Should, new lancedb.MatchQuery(p.text, "title", { boost: p.weight * titleBoost })])

@@ -99,6 +99,16 @@ describe("LanceDbStore full text: in memory and LanceDB's index", () => {
           expect(yield* memory.termCounts!(["no such id"])).toEqual([undefined])
           // LanceDB's index holds no analysis: the caller analyses the texts
           expect(yield* native.termCounts!([abstracts[0]!.id])).toEqual([undefined])
+          // words of one weight go to LanceDB as one match: it scores the sum of the words' own scores
+          const pair = yield* native.searchText({ terms: [{ text: "diffusion", weight: 0.5 }, { text: "tensor", weight: 0.5 }] }, { limit: 50 })
+          const alone = new Map<string, number>()
+          for (const w of ["diffusion", "tensor"]) {
+            for (const h of yield* native.searchText({ terms: [{ text: w, weight: 0.5 }] }, { limit: 600 })) {
+              alone.set(h.id, (alone.get(h.id) ?? 0) + h.score)
+            }
+          }
+          expect(pair.length).toBeGreaterThan(5)
+          for (const h of pair) expect(h.score).toBeCloseTo(alone.get(h.id)!, 4)
           // words the analyzer drops entirely give nothing, not an error
           expect(yield* memory.searchText("the of and", { limit: 5 })).toEqual([])
           expect(yield* native.searchText("the of and", { limit: 5 })).toEqual([])
