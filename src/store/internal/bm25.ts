@@ -215,9 +215,13 @@ export interface FieldHit {
 }
 
 interface Field {
-  /** Per term id: the rows holding it and their saturated, length-normalised term frequency. */
-  readonly rows: Array<Int32Array>
-  readonly parts: Array<Float32Array>
+  /**
+   * Postings, term after term (`start[t]..start[t + 1]`): the rows holding the term and their
+   * saturated, length-normalised term frequency.
+   */
+  readonly start: Int32Array
+  readonly rows: Int32Array
+  readonly parts: Float32Array
   /** Per term id: the BM25 IDF. */
   readonly idf: Float64Array
 }
@@ -325,25 +329,25 @@ export class FieldIndex {
     const df = new Int32Array(n)
     for (const t of ids) df[t]!++
     const idf = new Float64Array(n)
-    const rows: Array<Int32Array> = []
-    const parts: Array<Float32Array> = []
+    const start = new Int32Array(n + 1)
     for (let t = 0; t < n; t++) {
       idf[t] = Math.log(1 + (live - df[t]! + 0.5) / (df[t]! + 0.5))
-      rows.push(new Int32Array(df[t]!))
-      parts.push(new Float32Array(df[t]!))
+      start[t + 1] = start[t]! + df[t]!
     }
-    const fill = new Int32Array(n)
+    const rows = new Int32Array(ids.length)
+    const parts = new Float32Array(ids.length)
+    const fill = start.slice(0, n)
     for (let row = 0; row < lengths.length; row++) {
       const norm = this.k1 * (1 - this.b + this.b * (lengths[row]! / avg))
       for (let i = offsets[row]!; i < offsets[row + 1]!; i++) {
         const t = ids[i]!
         const tf = counts[i]!
         const at = fill[t]!++
-        rows[t]![at] = row
-        parts[t]![at] = (tf * (this.k1 + 1)) / (tf + norm)
+        rows[at] = row
+        parts[at] = (tf * (this.k1 + 1)) / (tf + norm)
       }
     }
-    return { rows, parts, idf }
+    return { start, rows, parts, idf }
   }
 
   /** The analysed content terms of a row with their counts, a word for each, and the row's number of terms. */
@@ -375,10 +379,9 @@ export class FieldIndex {
     const seen = this.seen
     const touched: Array<number> = []
     const add = (f: Field, t: number, w: number) => {
-      const rows = f.rows[t]!
-      const parts = f.parts[t]!
+      const { parts, rows } = f
       const wi = w * f.idf[t]!
-      for (let i = 0; i < rows.length; i++) {
+      for (let i = f.start[t]!; i < f.start[t + 1]!; i++) {
         const r = rows[i]!
         if (seen[r] === 0) {
           seen[r] = 1
