@@ -64,8 +64,8 @@ import { fileURLToPath } from "node:url"
 import * as Filters from "./internal/filter.js"
 import * as Fusion from "./internal/fusion.js"
 import * as Hash from "./internal/hash.js"
-import { FieldIndex } from "./internal/bm25.js"
-import { analyze, terms } from "./internal/text.js"
+import { FieldIndex, weightedTerms } from "./internal/bm25.js"
+import { analyze } from "./internal/text.js"
 import { isObjectStoreUri } from "./internal/uri.js"
 import {
   type Chunk,
@@ -357,16 +357,7 @@ interface MemoryText {
   readonly metadata: Array<Record<string, Scalar> | undefined>
 }
 
-/** The weighted stemmed terms of a query, as LanceDB's analyzer would see them (a repeated word counts again). */
-const weightedTerms = (query: TextQuery): Map<string, number> => {
-  const q = new Map<string, number>()
-  const parts = typeof query === "string" ? [{ text: query, weight: 1 }] : query.terms
-  for (const p of parts) {
-    if (!(p.weight > 0)) continue
-    for (const t of terms(p.text)) q.set(t, (q.get(t) ?? 0) + p.weight)
-  }
-  return q
-}
+
 
 // =============================================================================
 // Collections

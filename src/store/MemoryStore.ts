@@ -1,15 +1,15 @@
 /**
  * An in-memory implementation of the {@link VectorStore} port, for tests of the code above the
  * store and for small throw-away collections. Same validation and errors as the LanceDB
- * adapter; full text is the BM25F index of `internal/bm25.ts` (title as its own field), vector
- * search is exact cosine. Nothing is persisted.
+ * adapter; full text is the index of `internal/bm25.ts` the LanceDB adapter searches small
+ * collections with (BM25 on title + text plus a boosted title, rebuilt on the first search after
+ * a change), vector search is exact cosine. Nothing is persisted.
  *
  * @since 0.1.0
  */
 import { Effect, Layer, Option, Ref } from "effect"
-import { Bm25Index, type WeightedQuery } from "./internal/bm25.js"
+import { FieldIndex, weightedTerms } from "./internal/bm25.js"
 import * as Filters from "./internal/filter.js"
-import { analyze } from "./internal/text.js"
 import { fuse } from "./internal/fusion.js"
 import { contentHash } from "./internal/hash.js"
 import {
@@ -54,16 +54,20 @@ const toHit = (chunk: Chunk, score: number): Hit => ({
   score
 })
 
-const makeCollection = (spec: CollectionSpec, titleBoostIndexes: Map<number, Bm25Index>): Collection => {
+const makeCollection = (spec: CollectionSpec): Collection => {
   const rows = new Map<string, Row>()
-  const indexFor = (titleBoost: number): Bm25Index => {
-    let ix = titleBoostIndexes.get(titleBoost)
-    if (ix === undefined) {
-      ix = new Bm25Index({ titleWeight: titleBoost })
-      for (const r of rows.values()) ix.upsert({ id: r.chunk.id, title: r.chunk.title, text: r.chunk.text })
-      titleBoostIndexes.set(titleBoost, ix)
+  // the full-text index of the rows as they are, built on the first search after a change
+  let text: { readonly index: FieldIndex; readonly order: ReadonlyArray<Row>; readonly rowOf: Map<string, number> } | undefined
+  const textIndex = () => {
+    if (text === undefined) {
+      const order = [...rows.values()]
+      const index = FieldIndex.build(order.map(({ chunk }) => ({
+        title: chunk.title,
+        content: chunk.title === undefined || chunk.title === "" ? chunk.text : `${chunk.title}\n${chunk.text}`
+      })))
+      text = { index, order, rowOf: new Map(order.map((r, i) => [r.chunk.id, i])) }
     }
-    return ix
+    return text
   }
   const get = (chunk: Chunk) => (field: string): Scalar | undefined =>
     field === documentIdField ? chunk.documentId : chunk.metadata?.[field]
@@ -79,7 +83,7 @@ const makeCollection = (spec: CollectionSpec, titleBoostIndexes: Map<number, Bm2
   const remove = (ids: ReadonlyArray<string>) => {
     for (const id of ids) {
       rows.delete(id)
-      for (const ix of titleBoostIndexes.values()) ix.remove(id)
+      text = undefined
     }
     return ids.length
   }
@@ -87,14 +91,16 @@ const makeCollection = (spec: CollectionSpec, titleBoostIndexes: Map<number, Bm2
   const searchText = (query: TextQuery, options: { limit?: number | undefined; filter?: Filter | undefined; titleBoost?: number | undefined } = {}) =>
     Effect.gen(function*() {
       const accept = yield* checkFilter(options.filter)
-      const q = new Map<string, number>()
-      const parts = typeof query === "string" ? [{ text: query, weight: 1 }] : query.terms
-      for (const p of parts) for (const t of analyze(p.text)) q.set(t.term, (q.get(t.term) ?? 0) + p.weight)
-      const hits = indexFor(1 + (options.titleBoost ?? 0)).search(q as WeightedQuery, Math.max(1, options.limit ?? 10), (id) => {
-        const r = rows.get(id)
-        return r !== undefined && accept(r.chunk)
-      })
-      return hits.map((h) => toHit(rows.get(h.id)!.chunk, h.score))
+      const q = weightedTerms(query)
+      if (q.size === 0) return []
+      const { index, order } = textIndex()
+      const byId = (a: number, b: number) => {
+        const x = order[a]!.chunk.id
+        const y = order[b]!.chunk.id
+        return x < y ? -1 : x > y ? 1 : 0
+      }
+      return index.search(q, options.titleBoost ?? 0, Math.max(1, options.limit ?? 10), (row) => accept(order[row]!.chunk), byId)
+        .map((h) => toHit(order[h.row]!.chunk, h.score))
     })
 
   const searchVector = (vector: Float32Array | ReadonlyArray<number>, options: { limit?: number | undefined; filter?: Filter | undefined } = {}) =>
@@ -139,7 +145,7 @@ const makeCollection = (spec: CollectionSpec, titleBoostIndexes: Map<number, Bm2
           if (old !== undefined) updated++
           else inserted++
           rows.set(r.chunk.id, r)
-          for (const ix of titleBoostIndexes.values()) ix.upsert({ id: r.chunk.id, title: r.chunk.title, text: r.chunk.text })
+          text = undefined
         }
         return { inserted, updated }
       }),
@@ -168,7 +174,15 @@ const makeCollection = (spec: CollectionSpec, titleBoostIndexes: Map<number, Bm2
         for (const r of rows.values()) counts.set(r.chunk.documentId, (counts.get(r.chunk.documentId) ?? 0) + 1)
         return [...counts.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([documentId, chunks]) => ({ documentId, chunks }))
       }),
-    optimize: () => Effect.void
+    optimize: () => Effect.void,
+    termCounts: (ids) =>
+      Effect.sync(() => {
+        const { index, rowOf } = textIndex()
+        return ids.map((id) => {
+          const row = rowOf.get(id)
+          return row === undefined ? undefined : index.contentTerms(row)
+        })
+      })
   }
 }
 
@@ -200,7 +214,7 @@ export const make: Effect.Effect<Service> = Effect.gen(function*() {
           }
           return existing
         }
-        const c = makeCollection(spec, new Map())
+        const c = makeCollection(spec)
         yield* Ref.update(collections, (mm) => new Map(mm).set(spec.name, c))
         return c
       }),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Bm25Index, queryOf } from "../../src/store/internal/bm25.js"
+import { FieldIndex, weightedTerms } from "../../src/store/internal/bm25.js"
 import * as Filters from "../../src/store/internal/filter.js"
 import * as Fusion from "../../src/store/internal/fusion.js"
 import { analyze } from "../../src/store/internal/text.js"
@@ -54,18 +54,27 @@ describe("BM25", () => {
   it("analyzes with stop words removed and Porter stems", () => {
     expect(analyze("The cells are converting sunlight").map((t) => t.term)).toEqual(["cell", "convert", "sunlight"])
   })
-  it("scores by hand: one term, two documents", () => {
-    const ix = new Bm25Index({ k1: 1.2, b: 0.75 })
-    ix.upsert({ id: "1", text: "apple banana" })
-    ix.upsert({ id: "2", text: "banana cherry cherry durian" })
-    // apple: N=2, df=1, idf = ln(1 + 1.5/1.5) = ln 2; doc1 len 2, avg 3; tf 1
-    const norm = 1 - 0.75 + 0.75 * (2 / 3)
-    const expected = Math.log(2) * (1 / norm) * 2.2 / (1 / norm + 1.2)
-    const hits = ix.search(queryOf("apple"), 10)
-    expect(hits).toHaveLength(1)
-    expect(hits[0]!.score).toBeCloseTo(expected, 10)
-    ix.remove("1")
-    expect(ix.search(queryOf("apple"), 10)).toEqual([])
-    expect(ix.size).toBe(1)
+  it("scores by hand: one term, two documents; the title as its own boosted field", () => {
+    const ix = FieldIndex.build([
+      { content: "apple banana" },
+      { content: "Cherry\nbanana cherry durian", title: "Cherry" }
+    ])
+    // apple: N=2, df=1, idf = ln(1 + 1.5/1.5) = ln 2; row 0 has 2 terms, the average is 3; tf 1
+    const bm25 = (idf: number, tf: number, len: number, avg: number) => idf * tf * 2.2 / (tf + 1.2 * (1 - 0.75 + 0.75 * len / avg))
+    const hits = ix.search(weightedTerms("apple"), 0, 10)
+    expect(hits).toEqual([{ row: 0, score: expect.closeTo(bm25(Math.log(2), 1, 2, 3), 6) }])
+    // cherry: twice in row 1's content (4 terms); once in its title, the only row with a title
+    const cherry = bm25(Math.log(2), 2, 4, 3) + 0.5 * bm25(Math.log(1 + 0.5 / 1.5), 1, 1, 1)
+    expect(ix.search(weightedTerms("cherries"), 0.5, 10)).toEqual([{ row: 1, score: expect.closeTo(cherry, 6) }])
+    // weights multiply, a repeated word counts again, filters and ties
+    expect(ix.search(weightedTerms("apple apple"), 0, 1)[0]!.score).toBeCloseTo(2 * hits[0]!.score, 6)
+    expect(ix.search(weightedTerms({ terms: [{ text: "apple", weight: 0.25 }] }), 0, 1)[0]!.score).toBeCloseTo(hits[0]!.score / 4, 6)
+    expect(ix.search(weightedTerms("banana"), 0, 10, (row) => row === 1).map((h) => h.row)).toEqual([1])
+    expect(ix.search(weightedTerms("the of"), 0, 10)).toEqual([])
+    expect(ix.contentTerms(1)).toEqual({
+      counts: new Map([["cherri", 2], ["banana", 1], ["durian", 1]]),
+      words: new Map([["cherri", "cherry"], ["banana", "banana"], ["durian", "durian"]]),
+      length: 4
+    })
   })
 })
