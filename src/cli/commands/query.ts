@@ -123,7 +123,9 @@ export const resolveRetrieval = (flags: RetrievalFlags) =>
       reranker: reranked?.reranker?.service
     }
     const LanceDbStore = yield* storeModule
-    return { db, collection, options, store: LanceDbStore.layerAt(db) }
+    // One process, one question: LanceDB's own full-text index answers at once, where the
+    // in-memory index would first read every row (it pays off only in a long-lived handle).
+    return { db, collection, options, store: LanceDbStore.layerAt(db, { memoryIndexRows: 0 }) }
   })
 
 /** Opens the collection and adds the parsed `--filter`s to the options. */
