@@ -28,6 +28,7 @@ import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, statSync } from "node:fs"
 import { dirname, resolve } from "node:path"
 import * as RagError from "../RagError.js"
@@ -63,6 +64,16 @@ export const db = Options.text("db").pipe(
 export const collection = Options.text("collection").pipe(
   Options.withPseudoName("NAME"),
   Options.withDescription("the collection name (default: $EFFECT_RAG_COLLECTION or 'default')"),
+  Options.optional
+)
+
+/**
+ * `--queue redis://…`: the Redis URL of the ingest queue (`ingest --queue`, `worker`). It may
+ * hold a password, so it is read as `Redacted`; `$EFFECT_RAG_QUEUE` when the flag is absent.
+ */
+export const queue = Options.redacted("queue").pipe(
+  Options.withPseudoName("redis://HOST:PORT"),
+  Options.withDescription("the Redis URL of the ingest queue (default: $EFFECT_RAG_QUEUE); never printed"),
   Options.optional
 )
 
@@ -252,6 +263,13 @@ export const resolveDb = (flag: Option.Option<string>): Effect.Effect<string> =>
     }),
     (db) => (isObjectStoreUri(db) ? db : resolve(db))
   )
+
+/** Resolves `--queue` (flag, then `EFFECT_RAG_QUEUE`); none when neither is set. */
+export const resolveQueue = (flag: Option.Option<Redacted.Redacted<string>>): Effect.Effect<Option.Option<Redacted.Redacted<string>>> =>
+  Option.match(flag, {
+    onSome: (q) => Effect.succeed(Option.some(q)),
+    onNone: () => Effect.map(setting("EFFECT_RAG_QUEUE"), Option.map((s) => Redacted.make(s)))
+  })
 
 /** Resolves `--collection` (flag, then `EFFECT_RAG_COLLECTION`, then `default`). */
 export const resolveCollection = (flag: Option.Option<string>): Effect.Effect<string> =>
