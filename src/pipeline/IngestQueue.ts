@@ -30,6 +30,7 @@
 import type { ConnectionOptions, Job, Queue as BullQueue, RedisClient, Worker as BullWorker } from "bullmq"
 import { Chunk as C, Data, Deferred, Duration, Effect, Queue, Redacted, Runtime, Schedule, Stream } from "effect"
 import { randomUUID } from "node:crypto"
+import { createConnection } from "node:net"
 import * as Upload from "../api/Upload.js"
 import * as Web from "../api/Web.js"
 import type * as RagError from "../RagError.js"
@@ -101,10 +102,30 @@ const operation = <A>(what: string, f: () => Promise<A>): Effect.Effect<A, Queue
 
 const loadBull = Effect.promise(() => import("bullmq"))
 
+const reachable = (conn: Connection): Effect.Effect<void, QueueError> =>
+  Effect.async<void, QueueError>((resume) => {
+    const options = conn.options as { host: string; port: number }
+    const socket = createConnection({ host: options.host, port: options.port })
+    socket.setTimeout(10_000)
+    const fail = (why: string) => {
+      socket.destroy()
+      resume(Effect.fail(new QueueError({ reason: "connection", message: `cannot reach Redis at ${conn.display}: ${why}` })))
+    }
+    socket.once("connect", () => {
+      socket.end()
+      resume(Effect.void)
+    })
+    socket.once("timeout", () => fail("no answer in 10 s"))
+    socket.once("error", (e) => fail(clean(e)))
+    return Effect.sync(() => void socket.destroy())
+  })
+
 /** Opens a BullMQ queue of a collection (closed with the scope); fails when Redis does not answer within 10 s. */
 const openQueue = (config: QueueConfig, collection: string) =>
   Effect.gen(function*() {
     const conn = yield* connection(config)
+    // a TCP connection first: BullMQ's client retries an unreachable server for ever
+    yield* reachable(conn)
     const { Queue: Q } = yield* loadBull
     const queue = yield* Effect.acquireRelease(
       Effect.sync(() => {
@@ -115,6 +136,7 @@ const openQueue = (config: QueueConfig, collection: string) =>
       (q) => Effect.promise(() => q.close().catch(() => undefined))
     )
     yield* Effect.tryPromise({
+      // the first connection error ends the wait (ioredis would retry for ever)
       try: () => queue.waitUntilReady(),
       catch: (e) => new QueueError({ reason: "connection", message: `cannot reach Redis at ${conn.display}: ${clean(e)}` })
     }).pipe(
@@ -313,11 +335,11 @@ export interface WorkerOptions {
   readonly upload?: Upload.UploadOptions | undefined
   /** Mixed into every content hash, as in `Ingest.Options.fingerprint` (default `"v1"`). */
   readonly fingerprint?: string | undefined
-  /** Jobs processed at once (default 4). */
+  /** Jobs processed at once (default 64): a job completes once its batch is written, so this bounds the documents in flight per batch window. */
   readonly concurrency?: number | undefined
-  /** Documents per write batch (default 64). */
+  /** Documents per write batch (default 256). */
   readonly batchDocuments?: number | undefined
-  /** Longest time a prepared document waits for its batch to fill, in ms (default 500). */
+  /** Longest time a prepared document waits for its batch to fill, in ms (default 200). */
   readonly batchWindow?: number | undefined
   /**
    * BullMQ's job lock in ms (default 30,000): a job whose worker died returns to the queue
@@ -473,7 +495,7 @@ export const worker = (
         yield* Effect.forEach(entries, (e) => Deferred.succeed(e.done, e.prepared.chunks.length), { discard: true })
       }).pipe(Effect.withSpan("Ingest.write", { attributes: { "effect_rag.documents": entries.length } }))
     yield* Stream.fromQueue(pending).pipe(
-      Stream.groupedWithin(Math.max(1, options.batchDocuments ?? 64), Math.max(1, options.batchWindow ?? 500)),
+      Stream.groupedWithin(Math.max(1, options.batchDocuments ?? 256), Math.max(1, options.batchWindow ?? 200)),
       Stream.mapEffect((g) => writeBatch(C.toReadonlyArray(g))),
       Stream.runDrain,
       Effect.forkScoped
@@ -531,7 +553,7 @@ export const worker = (
           {
             connection: conn.options,
             prefix,
-            concurrency: Math.max(1, options.concurrency ?? 4),
+            concurrency: Math.max(1, options.concurrency ?? 64),
             lockDuration,
             stalledInterval: lockDuration,
             maxStalledCount: 3

@@ -37,13 +37,13 @@ export const command = Command.make(
     ),
     concurrency: Options.integer("concurrency").pipe(
       Options.withPseudoName("N"),
-      Options.withDefault(4),
-      Options.withDescription("documents processed at once (default 4)")
+      Options.withDefault(64),
+      Options.withDescription("documents in hand at once (default 64); a document's job completes once its batch is written")
     ),
     batch: Options.integer("batch").pipe(
       Options.withPseudoName("N"),
-      Options.withDefault(64),
-      Options.withDescription("documents per write batch (default 64)")
+      Options.withDefault(256),
+      Options.withDescription("documents per write batch (default 256)")
     ),
     lockDuration: Options.integer("lock-duration").pipe(
       Options.withPseudoName("MS"),
