@@ -33,7 +33,8 @@
  * `--workers 1,2,4` (the queue case, `internal/queue.ts`): the abstracts (`--docs N`: the first N)
  * through `ingest --queue` and N `effect-rag worker` processes, on local disk and on a local S3
  * server: documents/s per worker count and the write stage's share; the plot
- * `docs/plots/ingest-workers.svg`. Alone unless `--only` names other cases too.
+ * `docs/plots/ingest-workers.svg`. `--index-rows N`: the vector index builds (`IVF_HNSW_SQ`, the
+ * store's, and `IVF_PQ`) on N random 384-d vectors. Both run alone unless `--only` names other cases.
  */
 import { execFileSync, spawn } from "node:child_process"
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
@@ -43,7 +44,7 @@ import { packageRoot, sharedPath } from "../src/internal/shared.js"
 import { writeBarChart } from "./internal/plot.js"
 import { resultsPath, runInfo, writeReport } from "./internal/results.js"
 import { median } from "../src/bench/Metrics.js"
-import { benchWorkers, workersTable } from "./internal/queue.js"
+import { benchIndexBuild, benchWorkers, workersTable } from "./internal/queue.js"
 
 // =============================================================================
 // Measuring a child process tree
@@ -373,6 +374,17 @@ async function workersCase(tmp: string, counts: ReadonlyArray<number>) {
   return { documents: n, loadAverage: info.loadAverage, runs }
 }
 
+/** `--index-rows N`: the vector index builds the 100-million-chunk estimate scales (docs/scale-out.md). */
+async function indexCase(tmp: string, rows: number) {
+  const info = runInfo()
+  console.log(`Vector index builds on ${rows} random 384-d vectors; load average ${info.loadAverage.join(" ")} on ${info.cpus} CPUs`)
+  const builds = await benchIndexBuild(tmp, rows, 384)
+  for (const b of builds) {
+    console.log(`  ${b.index.padEnd(12)} ${b.seconds.toFixed(1)} s (${((b.seconds / b.rows) * 1e6).toFixed(1)} µs/row), table ${(b.bytes / b.rows).toFixed(0)} bytes/row`)
+  }
+  return { loadAverage: info.loadAverage, builds }
+}
+
 // =============================================================================
 // Main
 // =============================================================================
@@ -388,7 +400,7 @@ const docs = Math.max(1, Number(flag("--docs") ?? (quick ? "1000" : "1000000")))
 const concurrency = Number(flag("--concurrency") ?? "2")
 const workerCounts = workersFlag(flag("--workers"))
 // with --workers alone, only the queue case runs
-const only = (flag("--only") ?? (workerCounts !== undefined ? "" : "scifact")).split(",")
+const only = (flag("--only") ?? (workerCounts !== undefined || flag("--index-rows") !== undefined ? "" : "scifact")).split(",")
 const want = (n: string) => only.includes("all") || only.includes(n)
 
 ensureBuilt()
@@ -465,6 +477,7 @@ try {
   }
   if (alone.length > 0) report["effectRagAlone"] = alone
   if (workerCounts !== undefined) report["workers"] = await workersCase(tmp, workerCounts)
+  if (flag("--index-rows") !== undefined) report["indexBuilds"] = await indexCase(tmp, Math.max(1000, Number(flag("--index-rows"))))
 } finally {
   rmSync(tmp, { recursive: true, force: true })
 }

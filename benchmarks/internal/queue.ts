@@ -117,3 +117,52 @@ export const workersTable = (runs: ReadonlyArray<WorkerRun>): string => {
   }
   return lines.join("\n")
 }
+
+/** One measured vector index build. */
+export interface IndexBuild {
+  readonly index: "IVF_HNSW_SQ" | "IVF_PQ"
+  readonly rows: number
+  readonly dimension: number
+  readonly seconds: number
+  /** The table's bytes on disk after the build (vectors, ids, the index). */
+  readonly bytes: number
+}
+
+/**
+ * Builds the vector index the store builds (`IVF_HNSW_SQ`, cosine) and `IVF_PQ` on `rows` random
+ * unit vectors of `dimension` in a fresh LanceDB table (directly through `@lancedb/lancedb`): the
+ * per-row build cost and bytes that the 100-million-chunk estimate of docs/scale-out.md scales.
+ */
+export const benchIndexBuild = async (scratch: string, rows: number, dimension: number): Promise<ReadonlyArray<IndexBuild>> => {
+  const lancedb = await import("@lancedb/lancedb")
+  const { execFileSync } = await import("node:child_process")
+  const out: Array<IndexBuild> = []
+  let seed = 42
+  const random = () => {
+    seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648
+    return seed / 2_147_483_648 - 0.5
+  }
+  const data = Array.from({ length: rows }, (_, i) => {
+    const v = Array.from({ length: dimension }, random)
+    const norm = Math.hypot(...v)
+    return { id: `doc-${i}#0`, vector: v.map((x) => x / norm) }
+  })
+  for (const index of ["IVF_HNSW_SQ", "IVF_PQ"] as const) {
+    const uri = join(scratch, `index-${index}`)
+    const db = await lancedb.connect(uri)
+    try {
+      const table = await db.createTable("chunks", data, { mode: "overwrite" })
+      const started = performance.now()
+      await table.createIndex("vector", {
+        config: index === "IVF_HNSW_SQ" ? lancedb.Index.hnswSq({ distanceType: "cosine" }) : lancedb.Index.ivfPq({ distanceType: "cosine" }),
+        replace: true
+      })
+      const seconds = (performance.now() - started) / 1000
+      const bytes = Number(execFileSync("du", ["-sb", uri], { encoding: "utf8" }).split("\t")[0])
+      out.push({ index, rows, dimension, seconds, bytes })
+    } finally {
+      db.close()
+    }
+  }
+  return out
+}
