@@ -2,6 +2,8 @@
  * `effect-rag ingest PATH|URL... [--site URL]... [--max-depth N] [--include GLOB]... [--exclude GLOB]... [--prune]
  * [--embedder none|remote|use-lite|onnx:DIR] [--concurrency N] [--password P] [--allow-private] [--db DIR|URI]
  * [--collection NAME] [--json] [--config FILE]`: the ingest pipeline of `pipeline/Ingest.ts`.
+ * With `--queue redis://… [--attempts N]` it enqueues the documents for `effect-rag worker`
+ * instead (`pipeline/IngestQueue.ts`); `--queue … --status` prints the queue's counts and failed jobs.
  *
  * - Documents go through the local document engine, or the remote upload endpoint with
  *   `EFFECT_RAG_UPLOAD=remote`; URLs and `--site` crawls through the local web engine.
