@@ -85,9 +85,7 @@ const connection = (config: QueueConfig): Effect.Effect<Connection, QueueError> 
           ...(u.username !== "" ? { username: decodeURIComponent(u.username) } : {}),
           ...(u.password !== "" ? { password: decodeURIComponent(u.password) } : {}),
           ...(Number.isInteger(db) ? { db } : {}),
-          ...(u.protocol === "rediss:" ? { tls: {} } : {}),
-          // fail a command fast when Redis is down, instead of queueing it forever
-          enableOfflineQueue: true
+          ...(u.protocol === "rediss:" ? { tls: {} } : {})
         },
         display: `${u.protocol}//${u.host}${u.pathname.length > 1 ? u.pathname : ""}`
       }
@@ -286,7 +284,7 @@ export interface QueueStatus {
     readonly completed: number
     readonly failed: number
   }
-  /** The failed jobs (the first `limit`), newest first. */
+  /** The failed jobs (at most `limit`, default 100). */
   readonly failed: ReadonlyArray<FailedJob>
 }
 

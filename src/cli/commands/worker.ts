@@ -1,6 +1,6 @@
 /**
  * `effect-rag worker --queue redis://… [--db DIR|URI] [--collection NAME] [--embedder NAME]
- * [--concurrency N] [--batch N] [--lock-duration MS] [--until-empty] [--json] [--config FILE]`:
+ * [--concurrency N] [--batch N] [--lock-duration MS] [--allow-private] [--until-empty] [--json] [--config FILE]`:
  * a queue worker of `pipeline/IngestQueue.ts`. It takes the jobs `ingest --queue` enqueued for
  * the collection, loads, extracts, chunks and embeds the documents, and writes them into the
  * collection in batches (one writer per collection at a time).
@@ -50,6 +50,7 @@ export const command = Command.make(
       Options.withDefault(30_000),
       Options.withDescription("job lock in ms: a job whose worker died returns to the queue after about this long (default 30000)")
     ),
+    allowPrivate: Options.boolean("allow-private").pipe(Options.withDescription("allow private and loopback addresses for URL jobs")),
     untilEmpty: Options.boolean("until-empty").pipe(Options.withDescription("stop once the queue holds no waiting, delayed or running job")),
     json: Shared.json,
     config: Shared.config
@@ -93,7 +94,7 @@ export const command = Command.make(
           : e._tag === "Skipped" ? (args.json ? Effect.void : line(`unchanged ${e.source}`))
           : line(`failed ${e.source}: ${e.error._tag}${e.error.reason !== undefined ? ` (${e.error.reason})` : ""}: ${Shared.forCli(e.error.message)}`)
       }).pipe(
-        Effect.provide(ingestLayer({ db, upload, concurrency: Math.min(args.concurrency, 2), allowPrivate: false })),
+        Effect.provide(ingestLayer({ db, upload, concurrency: Math.min(args.concurrency, 2), allowPrivate: args.allowPrivate })),
         Effect.either
       )
       if (result._tag === "Left") {
