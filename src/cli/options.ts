@@ -305,6 +305,7 @@ export const forCli = (message: string): string =>
 // =============================================================================
 
 let stop: "SIGINT" | "SIGTERM" | undefined
+let stopGraceMs = 2_000
 
 /** The stop signal the process received (SIGINT or SIGTERM), if any. */
 export const stopSignal = (): "SIGINT" | "SIGTERM" | undefined => stop
@@ -320,16 +321,25 @@ export const signalExitCode = (signal: "SIGINT" | "SIGTERM"): number =>
  * so the user never waits on a stuck process. A second signal exits at once.
  */
 export const watchStopSignals = (graceMs = 2_000): void => {
+  stopGraceMs = graceMs
   const onSignal = (signal: "SIGINT" | "SIGTERM") => () => {
     if (stop !== undefined) process.exit(signalExitCode(stop))
     stop = signal
     setTimeout(() => {
       process.stderr.write(`effect-rag: stopped by ${signal}\n`)
       process.exit(signalExitCode(signal))
-    }, graceMs).unref()
+    }, stopGraceMs).unref()
   }
   process.on("SIGINT", onSignal("SIGINT"))
   process.on("SIGTERM", onSignal("SIGTERM"))
+}
+
+/**
+ * Sets the stop grace of {@link watchStopSignals} for this process (`worker` finishes the jobs
+ * in hand, which takes longer than abandoning them).
+ */
+export const setStopGrace = (graceMs: number): void => {
+  stopGraceMs = graceMs
 }
 
 /** Prints a {@link UsageError} on one line and sets exit code 2; other errors pass through. */

@@ -8,6 +8,7 @@
  *   single-process `effect-rag ingest` of the same sources. `ingest --queue --status` lists the
  *   documents that failed (a corrupt PDF, encrypted files) with their typed errors.
  * - A producer killed with SIGKILL mid-enqueue and rerun: every document is in the queue once.
+ *   A worker stopped with SIGTERM finishes the jobs in hand and exits 143.
  */
 import { Effect, Redacted } from "effect"
 import { mkdirSync, rmSync, writeFileSync } from "node:fs"
@@ -110,7 +111,7 @@ describe("IngestQueue (BullMQ on a real Redis, built CLI processes)", () => {
     expect(s.failed.every((f) => f.error._tag === "ExtractionError")).toBe(true)
   }, 300_000)
 
-  it("a producer killed mid-enqueue and rerun enqueues every document once", async () => {
+  it("a producer killed mid-enqueue and rerun enqueues every document once; a worker stopped by SIGTERM leaves no job active", async () => {
     const collection = "restart"
     const first = spawnBuiltCli(["ingest", corpus, "--queue", redis.url, "--collection", collection], {}, { timeoutMs: 120_000 })
     await new Promise<void>((resolve) => {
@@ -139,7 +140,26 @@ describe("IngestQueue (BullMQ on a real Redis, built CLI processes)", () => {
     // a third run adds nothing
     const again = await runBuiltCli(["ingest", corpus, "--queue", redis.url, "--collection", collection, "--json"], {}, { timeoutMs: 120_000 })
     expect((JSON.parse(again.stdout) as IngestQueue.EnqueueSummary).enqueued).toBe(0)
-  }, 120_000)
+
+    // SIGTERM on a worker: the jobs in hand are finished (none left active), exit 143
+    const worker = spawnBuiltCli(["worker", "--queue", redis.url, "--collection", collection, "--db", join(root, "sigterm-db"), "--concurrency", "16", "--batch", "16"], {}, { timeoutMs: 120_000 })
+    await new Promise<void>((resolve) => {
+      const poll = setInterval(() => {
+        if (/^ingested /m.test(worker.stderr())) {
+          clearInterval(poll)
+          worker.kill("SIGTERM")
+          resolve()
+        }
+      }, 20)
+    })
+    const stopped = await worker.done
+    expect(stopped.code).toBe(143)
+    expect(stopped.stderr).toMatch(/stopped by SIGTERM: \d+ ingested/)
+    const left = await Effect.runPromise(IngestQueue.status(config, collection))
+    expect(left.counts.active).toBe(0)
+    expect(left.counts.completed).toBeGreaterThan(0)
+    expect(left.counts.waiting + left.counts.completed).toBe(10_000)
+  }, 180_000)
 
   it("a bad queue URL is a typed error that never shows the password", async () => {
     const e = await Effect.runPromise(Effect.flip(IngestQueue.status({ url: Redacted.make("redis://user:s3cret@127.0.0.1:1") }, "kb")))

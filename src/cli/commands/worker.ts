@@ -6,8 +6,8 @@
  * collection in batches (one writer per collection at a time).
  *
  * - Runs until SIGINT / SIGTERM (exit 130 / 143): the jobs in hand are finished first; a job the
- *   process could not finish within the stop grace returns to the queue (BullMQ's stalled-job
- *   check) and another worker does it. With `--until-empty` it stops once the queue holds no
+ *   process could not finish within the stop grace (10 s) returns to the queue (BullMQ's
+ *   stalled-job check) and another worker does it. With `--until-empty` it stops once the queue holds no
  *   waiting, delayed or running job (exit 0).
  * - One line per document on stderr (`ingested` / `unchanged` / `failed` with the typed error);
  *   the summary on stdout (JSON with `--json`).
@@ -79,7 +79,10 @@ export const command = Command.make(
         yield* Console.error(`effect-rag worker: ${resolved.reason ?? `cannot build the embedder ${embedderSpec}`}`)
         return yield* Shared.setExitCode(Shared.ExitCode.failure)
       }
+      // a stop finishes the jobs in hand (extract, embed, one batch write): more than the 2 s default
+      Shared.setStopGrace(10_000)
       const line = (s: string) => Effect.sync(() => void process.stderr.write(`${s}\n`))
+      const seen = { ingested: 0, skipped: 0, failed: 0 }
       const result = yield* IngestQueue.worker({ url: url.value }, {
         collection,
         embedder: resolved.embedder,
@@ -90,12 +93,22 @@ export const command = Command.make(
         lockDuration: args.lockDuration,
         untilEmpty: args.untilEmpty,
         onEvent: (e) =>
-          e._tag === "Ingested" ? (args.json ? Effect.void : line(`ingested ${e.source} (${e.chunks} chunks)`))
+          Effect.zipRight(
+            Effect.sync(() => void (e._tag === "Ingested" ? seen.ingested++ : e._tag === "Skipped" ? seen.skipped++ : seen.failed++)),
+            e._tag === "Ingested" ? (args.json ? Effect.void : line(`ingested ${e.source} (${e.chunks} chunks)`))
           : e._tag === "Skipped" ? (args.json ? Effect.void : line(`unchanged ${e.source}`))
           : line(`failed ${e.source}: ${e.error._tag}${e.error.reason !== undefined ? ` (${e.error.reason})` : ""}: ${Shared.forCli(e.error.message)}`)
+          )
       }).pipe(
         Effect.provide(ingestLayer({ db, upload, concurrency: Math.min(args.concurrency, 2), allowPrivate: args.allowPrivate })),
-        Effect.either
+        Effect.either,
+        // SIGINT / SIGTERM: the jobs in hand were finished; main.ts sets the exit status (130 / 143)
+        Effect.onInterrupt(() =>
+          line(
+            `stopped by ${Shared.stopSignal() ?? "an interrupt"}: ${seen.ingested} ingested, ${seen.skipped} unchanged, ${seen.failed} failed attempt(s); ` +
+              "the jobs in hand were finished, the rest stay in the queue"
+          )
+        )
       )
       if (result._tag === "Left") {
         const e = result.left
