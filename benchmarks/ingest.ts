@@ -1,5 +1,5 @@
 /**
- * `npm run bench:ingest [-- --quick] [--docs N] [--rounds N] [--only NAME[,NAME]] [--concurrency N]`:
+ * `npm run bench:ingest [-- --quick] [--docs N] [--rounds N] [--only NAME[,NAME]] [--concurrency N] [--workers 1,2,4]`:
  * ingestion speed and memory of `effect-rag ingest`, side by side with its peers, in one run.
  *
  * Every run is a fresh child process with a fresh database, measured from outside: wall time,
@@ -29,6 +29,12 @@
  * machine), `--docs N` (the first N abstracts), `--rounds N` (default 3), `--only` (default
  * `scifact`; `all` runs every case), `--concurrency N` (extraction processes, default 2).
  * Writes `benchmarks/results/ingest.json` and the plots `docs/plots/ingest-scifact-*.svg`.
+ *
+ * `--workers 1,2,4` (the queue case, `internal/queue.ts`): the abstracts (`--docs N`: the first N)
+ * through `ingest --queue` and N `effect-rag worker` processes, on local disk and on a local S3
+ * server: documents/s per worker count and the write stage's share; the plot
+ * `docs/plots/ingest-workers.svg`. `--index-rows N`: the vector index builds (`IVF_HNSW_SQ`, the
+ * store's, and `IVF_PQ`) on N random 384-d vectors. Both run alone unless `--only` names other cases.
  */
 import { execFileSync, spawn } from "node:child_process"
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
@@ -38,6 +44,7 @@ import { packageRoot, sharedPath } from "../src/internal/shared.js"
 import { writeBarChart } from "./internal/plot.js"
 import { resultsPath, runInfo, writeReport } from "./internal/results.js"
 import { median } from "../src/bench/Metrics.js"
+import { benchIndexBuild, benchWorkers, workersTable } from "./internal/queue.js"
 
 // =============================================================================
 // Measuring a child process tree
@@ -333,6 +340,52 @@ const goals = (rows: ReadonlyArray<Summary>, fullCorpus: boolean) => {
 }
 
 // =============================================================================
+// Queue workers (--workers 1,2,4)
+// =============================================================================
+
+/** `--workers 1,2,4`: the worker counts of the queue case (none without the flag). */
+function workersFlag(value: string | undefined): ReadonlyArray<number> | undefined {
+  if (value === undefined) return undefined
+  const counts = value.split(",").map(Number)
+  if (counts.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--workers takes positive integers (1,2,4), not ${value}`)
+  return counts
+}
+
+/** The queue case: SciFact abstracts through `ingest --queue` and N `worker` processes, on disk and on s3rver. */
+async function workersCase(tmp: string, counts: ReadonlyArray<number>) {
+  const dir = join(tmp, "scifact-queue")
+  const n = scifact(dir, docs)
+  const info = runInfo()
+  console.log(`Queue: ${n} SciFact abstracts, ${counts.join(", ")} worker process(es) on local disk and on s3rver; load average ${info.loadAverage.join(" ")} on ${info.cpus} CPUs`)
+  const runs = await benchWorkers({ dir, scratch: tmp, counts, log: (l) => console.log(l) })
+  console.log(workersTable(runs))
+  const caption = `npm run bench:ingest -- --workers ${counts.join(",")}${docs < 1_000_000 ? ` --docs ${docs}` : ""}: ${n} SciFact abstracts, load ${info.loadAverage[0]} on ${info.cpus} CPUs`
+  const plot = writeBarChart("ingest-workers", {
+    title: `Queue ingest of ${n} SciFact abstracts: documents/s per worker count`,
+    unit: "documents/s",
+    caption,
+    digits: 0,
+    groups: (["disk", "s3"] as const).map((target) => ({
+      label: target === "disk" ? "local disk" : "S3 (s3rver)",
+      bars: runs.filter((r) => r.target === target).map((r) => ({ series: `${r.workers} worker${r.workers > 1 ? "s" : ""}`, value: r.documentsPerS }))
+    }))
+  })
+  console.log(`wrote ${plot}`)
+  return { documents: n, loadAverage: info.loadAverage, runs }
+}
+
+/** `--index-rows N`: the vector index builds the 100-million-chunk estimate scales (docs/scale-out.md). */
+async function indexCase(tmp: string, rows: number) {
+  const info = runInfo()
+  console.log(`Vector index builds on ${rows} random 384-d vectors; load average ${info.loadAverage.join(" ")} on ${info.cpus} CPUs`)
+  const builds = await benchIndexBuild(tmp, rows, 384)
+  for (const b of builds) {
+    console.log(`  ${b.index.padEnd(12)} ${b.seconds.toFixed(1)} s (${((b.seconds / b.rows) * 1e6).toFixed(1)} µs/row), table ${(b.bytes / b.rows).toFixed(0)} bytes/row`)
+  }
+  return { loadAverage: info.loadAverage, builds }
+}
+
+// =============================================================================
 // Main
 // =============================================================================
 
@@ -345,7 +398,9 @@ const quick = args.includes("--quick")
 const rounds = Math.max(1, Number(flag("--rounds") ?? (quick ? "1" : "3")))
 const docs = Math.max(1, Number(flag("--docs") ?? (quick ? "1000" : "1000000")))
 const concurrency = Number(flag("--concurrency") ?? "2")
-const only = (flag("--only") ?? "scifact").split(",")
+const workerCounts = workersFlag(flag("--workers"))
+// with --workers alone, only the queue case runs
+const only = (flag("--only") ?? (workerCounts !== undefined || flag("--index-rows") !== undefined ? "" : "scifact")).split(",")
 const want = (n: string) => only.includes("all") || only.includes(n)
 
 ensureBuilt()
@@ -421,6 +476,8 @@ try {
     report["rssRatio50kOver5k"] = ratio
   }
   if (alone.length > 0) report["effectRagAlone"] = alone
+  if (workerCounts !== undefined) report["workers"] = await workersCase(tmp, workerCounts)
+  if (flag("--index-rows") !== undefined) report["indexBuilds"] = await indexCase(tmp, Math.max(1000, Number(flag("--index-rows"))))
 } finally {
   rmSync(tmp, { recursive: true, force: true })
 }

@@ -35,6 +35,7 @@ import * as models from "./commands/models.js"
 import * as query from "./commands/query.js"
 import * as serve from "./commands/serve.js"
 import * as web from "./commands/web.js"
+import * as worker from "./commands/worker.js"
 import * as Shared from "./options.js"
 
 const version = (): string => {
@@ -67,7 +68,8 @@ const subcommands: ReadonlyArray<Argv.Node> = [
   leaf(web.crawlCommand, "crawl"),
   leaf(web.mapCommand, "map"),
   { name: "bench", command: bench.command, children: [leaf(bench.retrieval, "retrieval")] },
-  leaf(serve.command, "serve")
+  leaf(serve.command, "serve"),
+  leaf(worker.command, "worker")
 ]
 
 const root = Command.make("effect-rag").pipe(
@@ -83,7 +85,8 @@ const root = Command.make("effect-rag").pipe(
     web.crawlCommand,
     web.mapCommand,
     bench.command,
-    serve.command
+    serve.command,
+    worker.command
   ])
 )
 

@@ -28,6 +28,7 @@ import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, statSync } from "node:fs"
 import { dirname, resolve } from "node:path"
 import * as RagError from "../RagError.js"
@@ -63,6 +64,16 @@ export const db = Options.text("db").pipe(
 export const collection = Options.text("collection").pipe(
   Options.withPseudoName("NAME"),
   Options.withDescription("the collection name (default: $EFFECT_RAG_COLLECTION or 'default')"),
+  Options.optional
+)
+
+/**
+ * `--queue redis://…`: the Redis URL of the ingest queue (`ingest --queue`, `worker`). It may
+ * hold a password, so it is read as `Redacted`; `$EFFECT_RAG_QUEUE` when the flag is absent.
+ */
+export const queue = Options.redacted("queue").pipe(
+  Options.withPseudoName("redis://HOST:PORT"),
+  Options.withDescription("the Redis URL of the ingest queue (default: $EFFECT_RAG_QUEUE); never printed"),
   Options.optional
 )
 
@@ -253,6 +264,13 @@ export const resolveDb = (flag: Option.Option<string>): Effect.Effect<string> =>
     (db) => (isObjectStoreUri(db) ? db : resolve(db))
   )
 
+/** Resolves `--queue` (flag, then `EFFECT_RAG_QUEUE`); none when neither is set. */
+export const resolveQueue = (flag: Option.Option<Redacted.Redacted<string>>): Effect.Effect<Option.Option<Redacted.Redacted<string>>> =>
+  Option.match(flag, {
+    onSome: (q) => Effect.succeed(Option.some(q)),
+    onNone: () => Effect.map(setting("EFFECT_RAG_QUEUE"), Option.map((s) => Redacted.make(s)))
+  })
+
 /** Resolves `--collection` (flag, then `EFFECT_RAG_COLLECTION`, then `default`). */
 export const resolveCollection = (flag: Option.Option<string>): Effect.Effect<string> =>
   Option.match(flag, {
@@ -287,6 +305,7 @@ export const forCli = (message: string): string =>
 // =============================================================================
 
 let stop: "SIGINT" | "SIGTERM" | undefined
+let stopGraceMs = 2_000
 
 /** The stop signal the process received (SIGINT or SIGTERM), if any. */
 export const stopSignal = (): "SIGINT" | "SIGTERM" | undefined => stop
@@ -302,16 +321,25 @@ export const signalExitCode = (signal: "SIGINT" | "SIGTERM"): number =>
  * so the user never waits on a stuck process. A second signal exits at once.
  */
 export const watchStopSignals = (graceMs = 2_000): void => {
+  stopGraceMs = graceMs
   const onSignal = (signal: "SIGINT" | "SIGTERM") => () => {
     if (stop !== undefined) process.exit(signalExitCode(stop))
     stop = signal
     setTimeout(() => {
       process.stderr.write(`effect-rag: stopped by ${signal}\n`)
       process.exit(signalExitCode(signal))
-    }, graceMs).unref()
+    }, stopGraceMs).unref()
   }
   process.on("SIGINT", onSignal("SIGINT"))
   process.on("SIGTERM", onSignal("SIGTERM"))
+}
+
+/**
+ * Sets the stop grace of {@link watchStopSignals} for this process (`worker` finishes the jobs
+ * in hand, which takes longer than abandoning them).
+ */
+export const setStopGrace = (graceMs: number): void => {
+  stopGraceMs = graceMs
 }
 
 /** Prints a {@link UsageError} on one line and sets exit code 2; other errors pass through. */

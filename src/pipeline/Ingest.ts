@@ -39,23 +39,12 @@
  *
  * @since 0.1.0
  */
-import { Chunk as C, Data, Duration, Effect, Option, Queue, Stream, Take } from "effect"
-import { stat } from "node:fs/promises"
-import { basename, resolve } from "node:path"
-import type * as Embeddings from "../api/Embeddings.js"
+import { Chunk as C, Duration, Effect, Option, Queue, Stream, Take } from "effect"
 import * as Upload from "../api/Upload.js"
 import * as Web from "../api/Web.js"
-import * as RagError from "../RagError.js"
-import {
-  type Chunk,
-  type Collection,
-  documentIdField,
-  EmbeddingMismatch,
-  Filter,
-  VectorStore,
-  type VectorStoreError
-} from "../store/VectorStore.js"
-import * as Sources from "./internal/ingest-sources.js"
+import type * as RagError from "../RagError.js"
+import { type Collection, VectorStore, type VectorStoreError } from "../store/VectorStore.js"
+import * as Stages from "./internal/ingest-stages.js"
 import * as State from "./internal/ingest-state.js"
 
 // =============================================================================
@@ -113,10 +102,7 @@ export interface Request {
 }
 
 /** An embedder: an id (stored as the collection's embedding model) and the service. */
-export interface Embedder {
-  readonly id: string
-  readonly service: Embeddings.Service
-}
+export type Embedder = Stages.Embedder
 
 /** The upload options of a run that sets none: OCR on (see {@link Options.upload}). */
 export const defaultUploadOptions: Upload.UploadOptions = { enable_ocr: true }
@@ -158,14 +144,12 @@ export interface Options {
 // =============================================================================
 
 /** A source that cannot be read: missing path, unreadable folder, bad URL, failed crawl, no web service. */
-export class SourceError extends Data.TaggedError("SourceError")<{
-  readonly source: string
-  readonly reason: "not_found" | "unreadable" | "invalid_url" | "no_web_service" | "crawl_failed" | "page_failed"
-  readonly message: string
-}> {}
+export const SourceError = Stages.SourceError
+/** A source that cannot be read (see {@link SourceError}). */
+export type SourceError = Stages.SourceError
 
 /** Why one document failed. */
-export type DocumentError = Upload.UploadError | RagError.ApiError | RagError.TaskFailed | SourceError | EmbeddingMismatch
+export type DocumentError = Stages.DocumentError
 
 /** A document that failed, with its typed error. */
 export interface Failure {
@@ -216,11 +200,7 @@ export interface Summary {
 }
 
 /** A page of a crawled site that answered an HTTP error. */
-export interface BrokenPage {
-  readonly site: string
-  readonly url: string
-  readonly statusCode: number
-}
+export type BrokenPage = Stages.BrokenPage
 
 /** A progress event. */
 export type ProgressEvent =
@@ -242,52 +222,6 @@ export type ProgressEvent =
   | { readonly _tag: "Finished"; readonly summary: Summary }
 
 // =============================================================================
-// Internals
-// =============================================================================
-
-/** A document to load. */
-interface Item {
-  readonly source: string
-  readonly documentId: string
-  readonly load: Effect.Effect<Loaded, DocumentError>
-}
-
-interface Loaded {
-  readonly file: Upload.UploadFile
-  readonly title: string | undefined
-  readonly hashInput: string
-}
-
-interface Prepared {
-  readonly item: Item
-  readonly hash: string
-  /** Whether anything of this document was stored before the run (older generations to delete). */
-  readonly prior: boolean
-  readonly chunks: Array<Chunk>
-}
-
-const utf8 = new TextEncoder()
-
-const pageFile = (documentId: string, page: Web.CrawlPage): Effect.Effect<Loaded, SourceError> => {
-  if (page.metadata.error !== undefined && (page.markdown ?? "") === "") {
-    return Effect.fail(new SourceError({ source: documentId, reason: "page_failed", message: `${documentId}: ${page.metadata.error}` }))
-  }
-  const status = page.metadata.statusCode ?? 200
-  if (status >= 400) {
-    // an error page is never a document
-    return Effect.fail(new SourceError({ source: documentId, reason: "page_failed", message: `${documentId}: HTTP ${status}` }))
-  }
-  const title = page.metadata.title ?? undefined
-  return Effect.succeed({
-    file: { name: "page.md", data: utf8.encode(page.markdown ?? ""), type: "text/markdown" },
-    title,
-    hashInput: `page\0${title ?? ""}`
-  })
-}
-
-const errorMessage = (e: unknown): string => (e instanceof Error ? e.message : String(e))
-
-// =============================================================================
 // Run
 // =============================================================================
 
@@ -295,6 +229,9 @@ const errorMessage = (e: unknown): string => (e instanceof Error ? e.message : S
  * Runs an ingest and returns its summary. Needs `Upload` and the `VectorStore`; the `Web`
  * service is used when present (URL and site sources fail with `SourceError` `no_web_service`
  * without it). Fails only when the store fails (or the embedder cannot tell its dimension).
+ *
+ * It composes the stages of `internal/ingest-stages.ts` (enumerate, load, extract, embed, write),
+ * the same ones the queue workers of `IngestQueue` compose.
  */
 export const run = (
   request: Request,
@@ -307,8 +244,7 @@ export const run = (
     const web = yield* Effect.serviceOption(Web.Web)
     const emit = options.onProgress ?? (() => Effect.void)
     const fingerprint = options.fingerprint ?? "v1"
-    const include = request.include ?? []
-    const exclude = request.exclude ?? []
+    const uploadOptions = options.upload ?? defaultUploadOptions
     const readConcurrency = Math.max(1, options.concurrency?.read ?? 8)
     const extractConcurrency = Math.max(1, options.concurrency?.extract ?? 2)
     const embedConcurrency = Math.max(1, options.concurrency?.embed ?? 1)
@@ -317,14 +253,9 @@ export const run = (
 
     // --- collections and stored state ----------------------------------------
     const embedder = options.embedder
-    let embedding: { model: string; dimension: number } | undefined
-    if (embedder !== undefined) {
-      const dimension = embedder.service.dimension ??
-        (yield* embedder.service.embed(["dimension probe"])).vectors[0]?.length ?? 0
-      embedding = { model: embedder.id, dimension }
-    }
-    const main = yield* store.collection(State.collectionSpec(request.collection, embedding))
-    const manifest = yield* store.collection(State.manifestSpec(request.collection))
+    const embedding = yield* Stages.probeEmbedding(embedder)
+    const target = yield* Stages.open(store, request.collection, embedding)
+    const { main, manifest } = target
     const state = yield* State.load(main, manifest)
 
     // --- counters ------------------------------------------------------------
@@ -344,10 +275,6 @@ export const run = (
     /** Prune scopes: predicates over document ids, added as sources finish enumerating. */
     const scopes: Array<(id: string) => boolean> = []
 
-    const plan = (n: number) => {
-      planned += n
-      return emit({ _tag: "Planned", total: planned })
-    }
     /** A store write, its time added to `writeMs`. */
     const timed = <A, E>(write: Effect.Effect<A, E>): Effect.Effect<A, E> =>
       Effect.map(Effect.timed(write), ([d, a]) => {
@@ -361,125 +288,16 @@ export const run = (
       })
 
     // --- enumeration ---------------------------------------------------------
-    const fileItem = (path: string): Item => ({
-      source: path,
-      documentId: Sources.fileDocumentId(path),
-      load: Upload.fromPath(path).pipe(Effect.map((file) => ({ file, title: undefined, hashInput: "file" })))
-    })
-
-    const pathItems = (path: string): Stream.Stream<Item> =>
-      Stream.unwrap(Effect.gen(function*() {
-        const abs = resolve(path)
-        const info = yield* Effect.promise(() => stat(abs).catch(() => undefined))
-        if (info === undefined) {
-          yield* fail(path, Sources.fileDocumentId(abs), new SourceError({ source: path, reason: "not_found", message: `${path}: no such file or folder` }))
-          scopes.push((id) => id === Sources.fileDocumentId(abs))
-          return Stream.empty
-        }
-        if (!info.isDirectory()) {
-          yield* plan(1)
-          scopes.push((id) => id === Sources.fileDocumentId(abs))
-          return Stream.make(fileItem(abs))
-        }
-        const counted = yield* Effect.either(Effect.tryPromise(() => Sources.countFiles(abs, include, exclude)))
-        if (counted._tag === "Right") yield* plan(counted.right)
-        let complete = true
-        return Stream.fromAsyncIterable(Sources.walk(abs, include, exclude), (e) => e).pipe(
-          Stream.map(fileItem),
-          Stream.catchAll((e) => {
-            complete = false
-            return Stream.fromEffect(
-              fail(path, Sources.folderPrefix(abs), new SourceError({ source: path, reason: "unreadable", message: `${path}: ${errorMessage(e)}` }))
-            ).pipe(Stream.drain)
-          }),
-          Stream.ensuring(Effect.sync(() => {
-            const prefix = Sources.folderPrefix(abs)
-            if (complete) scopes.push((id) => id.startsWith(prefix))
-          }))
-        )
-      }))
-
-    const noWeb = (source: string) => new SourceError({ source, reason: "no_web_service", message: `${source}: web sources need the Web service (e.g. LocalWeb.layer)` })
-
-    const urlItems = (url: string): Stream.Stream<Item> =>
-      Stream.unwrap(Effect.gen(function*() {
-        const id = Sources.urlDocumentId(url)
-        if (id === undefined) {
-          yield* fail(url, url, new SourceError({ source: url, reason: "invalid_url", message: `${url}: not an http(s) URL` }))
-          return Stream.empty
-        }
-        yield* plan(1)
-        scopes.push((d) => d === id)
-        const load: Effect.Effect<Loaded, DocumentError> = Option.match(web, {
-          onNone: () => Effect.fail(noWeb(url)),
-          onSome: (w) =>
-            w.scrape({ url, formats: ["markdown"], onlyMainContent: true }).pipe(
-              Effect.flatMap((r) => pageFile(id, r.data))
-            )
-        })
-        return Stream.make<[Item]>({ source: url, documentId: id, load })
-      }))
-
-    const siteItems = (site: Extract<Source, { _tag: "Site" }>): Stream.Stream<Item> =>
-      Stream.unwrap(Effect.gen(function*() {
-        const prefix = Sources.sitePrefix(site.url)
-        const id = Sources.urlDocumentId(site.url)
-        if (prefix === undefined || id === undefined) {
-          yield* fail(site.url, site.url, new SourceError({ source: site.url, reason: "invalid_url", message: `${site.url}: not an http(s) URL` }))
-          return Stream.empty
-        }
-        if (Option.isNone(web)) {
-          yield* fail(site.url, id, noWeb(site.url))
-          return Stream.empty
-        }
-        const w = web.value
-        const crawled = yield* w.crawl({
-          url: site.url,
-          ...(site.maxDepth !== undefined ? { maxDepth: site.maxDepth } : {}),
-          ...(site.limit !== undefined ? { limit: site.limit } : {}),
-          ...(site.includePaths !== undefined ? { includePaths: site.includePaths } : {}),
-          ...(site.excludePaths !== undefined ? { excludePaths: site.excludePaths } : {}),
-          scrapeOptions: { formats: ["markdown"], onlyMainContent: true }
-        }).pipe(
-          Effect.flatMap((s) => w.waitForCrawl(s.id, { interval: "500 millis" }).pipe(Effect.as(s.id))),
-          Effect.either
-        )
-        if (crawled._tag === "Left") {
-          yield* fail(site.url, id, crawled.left)
-          return Stream.empty
-        }
-        const job = yield* Effect.either(w.crawlStatus(crawled.right))
-        if (job._tag === "Right") yield* plan(job.right.completed)
-        let complete = true
-        return w.crawlPages(crawled.right).pipe(
-          Stream.filterMap((page) => {
-            const pageUrl = page.metadata.url ?? page.metadata.sourceURL
-            const pageId = pageUrl === undefined ? undefined : Sources.urlDocumentId(pageUrl)
-            if (pageId === undefined) return Option.none()
-            const status = page.metadata.statusCode ?? 200
-            if (status >= 400 && pageId !== id) {
-              // a broken link of the site: reported, not a document, not a failure
-              brokenPages.push({ site: site.url, url: pageUrl!, statusCode: status })
-              return Option.none()
-            }
-            return Option.some<Item>({ source: pageUrl!, documentId: pageId, load: pageFile(pageId, page) })
-          }),
-          Stream.catchAll((e) => {
-            complete = false
-            return Stream.fromEffect(fail(site.url, id, e)).pipe(Stream.drain)
-          }),
-          Stream.ensuring(Effect.sync(() => {
-            if (complete) scopes.push((d) => d.startsWith(prefix))
-          }))
-        )
-      }))
-
-    const items: Stream.Stream<Item> = Stream.fromIterable(request.sources).pipe(
-      Stream.flatMap((s) =>
-        (s._tag === "Path" ? pathItems(s.path) : s._tag === "Url" ? urlItems(s.url) : siteItems(s)).pipe(
-          Stream.withSpan("Ingest.enumerate", { attributes: { "effect_rag.source.kind": s._tag } })
-        )
-      ),
+    const items = Stages.enumerate(request.sources, { include: request.include ?? [], exclude: request.exclude ?? [] }, web, {
+      plan: (n) =>
+        Effect.suspend(() => {
+          planned += n
+          return emit({ _tag: "Planned", total: planned })
+        }),
+      fail,
+      scope: (predicate) => void scopes.push(predicate),
+      broken: (page) => void brokenPages.push(page)
+    }).pipe(
       Stream.filter((item) => {
         if (seen.has(item.documentId)) return false
         seen.add(item.documentId)
@@ -490,126 +308,47 @@ export const run = (
 
     // --- stages ----------------------------------------------------------------
     /** Load and hash; skip what is stored complete. */
-    const loadStage = (item: Item): Effect.Effect<Option.Option<{ item: Item; loaded: Loaded; hash: string }>> =>
-      item.load.pipe(
+    const loadStage = (item: Stages.Item): Effect.Effect<Option.Option<Stages.Hashed>> =>
+      Stages.load(item, web).pipe(
         Effect.flatMap((loaded) => {
-          const hash = State.contentHash(`${fingerprint}\0${loaded.hashInput}`, loaded.file.data)
-          if (State.isComplete(state, item.documentId, hash)) {
+          const x = Stages.hash(fingerprint, item, loaded)
+          if (State.isComplete(state, item.documentId, x.hash)) {
             skipped++
             return Effect.as(emit({ _tag: "Skipped", source: item.source, documentId: item.documentId }), Option.none())
           }
-          return Effect.succeed(Option.some({ item, loaded, hash }))
+          return Effect.succeed(Option.some(x))
         }),
         Effect.catchAll((e) => Effect.as(fail(item.source, item.documentId, e), Option.none()))
       )
 
     /** Extract and chunk through `Upload`. */
-    const extractStage = (
-      x: { item: Item; loaded: Loaded; hash: string }
-    ): Effect.Effect<Option.Option<Prepared>> =>
-      upload.extractChunks(x.loaded.file, options.upload ?? defaultUploadOptions).pipe(
-        // a document that yields no text is a failure, whichever engine extracted it
-        Effect.filterOrFail(
-          (result) => result.data.data.chunks.some((c) => c.content.trim() !== ""),
-          () =>
-            new RagError.ExtractionError({
-              file: x.loaded.file.name,
-              reason: "empty",
-              message: "the document yields no text: nothing to store"
-            })
-        ),
-        Effect.map((result): Option.Option<Prepared> => {
-          const { item, hash } = x
-          const meta = result.data.data.metadata
-          const title = x.loaded.title || meta.title || basename(item.source)
-          const all = result.data.data.chunks
-          const chunks = all.map((c, i): Chunk => ({
-            id: State.chunkId(item.documentId, hash, i),
-            documentId: item.documentId,
-            text: c.content,
-            title,
-            metadata: {
-              source: item.source,
-              source_hash: hash,
-              page: c.from_page,
-              ...(c.from_sheet !== undefined ? { sheet: c.from_sheet } : {}),
-              type: result.type,
-              language: meta.language,
-              chunk: i,
-              chunks: all.length,
-              tokens: c.total_tokens
-            }
-          }))
-          const prior = state.markers.has(item.documentId) || state.chunkCounts.has(item.documentId)
-          return Option.some({ item, hash, prior, chunks })
-        }),
+    const extractStage = (x: Stages.Hashed): Effect.Effect<Option.Option<Stages.Prepared>> =>
+      Stages.extract(upload, uploadOptions, x, state.markers.has(x.item.documentId) || state.chunkCounts.has(x.item.documentId)).pipe(
+        Effect.map(Option.some),
         Effect.catchAll((e) => Effect.as(fail(x.item.source, x.item.documentId, e), Option.none()))
       )
 
     /** Embed a batch (when an embedder is configured); a failed batch fails its documents. */
-    const embedStage = (batch: ReadonlyArray<Prepared>): Effect.Effect<ReadonlyArray<Prepared>> => {
-      if (embedder === undefined || embedding === undefined) return Effect.succeed(batch)
-      const texts = batch.flatMap((p) => p.chunks.map((c) => c.text))
-      if (texts.length === 0) return Effect.succeed(batch)
-      const dim = embedding.dimension
-      return embedder.service.embed(texts).pipe(
-        Effect.flatMap((r) => {
-          if (r.vectors.length !== texts.length || r.vectors.some((v) => v.length !== dim)) {
-            return Effect.fail(new EmbeddingMismatch({
-              collection: request.collection,
-              expected: `${texts.length} vectors of ${dim} dimensions`,
-              actual: `${r.vectors.length} vectors`,
-              message: `the embedder ${embedder.id} returned ${r.vectors.length} vectors of ${r.vectors[0]?.length ?? 0} dimensions for ${texts.length} texts (expected ${dim})`
-            }))
-          }
-          let k = 0
-          return Effect.succeed(batch.map((p) => ({ ...p, chunks: p.chunks.map((c) => ({ ...c, vector: r.vectors[k++]! })) })))
-        }),
-        Effect.catchAll((e) =>
-          Effect.as(Effect.forEach(batch, (p) => fail(p.item.source, p.item.documentId, e), { discard: true }), [])
-        )
+    const embedStage = (batch: ReadonlyArray<Stages.Prepared>): Effect.Effect<ReadonlyArray<Stages.Prepared>> =>
+      Stages.embed(embedder, embedding, request.collection, batch).pipe(
+        Effect.catchAll((e) => Effect.as(Effect.forEach(batch, (p) => fail(p.item.source, p.item.documentId, e), { discard: true }), []))
       )
-    }
 
-    /** The three-step write of a batch (see the module doc). */
-    const writeStage = (batch: ReadonlyArray<Prepared>): Effect.Effect<void, VectorStoreError> =>
+    /** The three-step write of a batch (see the module doc), then its events. */
+    const writeStage = (batch: ReadonlyArray<Stages.Prepared>): Effect.Effect<void, VectorStoreError> =>
       Effect.gen(function*() {
         if (batch.length === 0) return
-        const chunks = batch.flatMap((p) => p.chunks)
-        let ins = 0
-        let upd = 0
-        let del = 0
-        // 1. the chunks
-        if (chunks.length > 0) {
-          const r = yield* timed(main.upsert(chunks))
-          writes++
-          ins += r.inserted
-          upd += r.updated
-        }
-        // 2. older generations of documents that had something stored
-        const stale = batch.filter((p) => p.prior)
-        if (stale.length > 0) {
-          del += yield* timed(main.deleteWhere(Filter.or(...stale.map((p) =>
-            Filter.and(Filter.eq(documentIdField, p.item.documentId), Filter.ne("source_hash", p.hash))
-          ))))
-          writes++
-        }
-        // 3. the completion markers, last
-        yield* timed(manifest.upsert(batch.map((p) => ({
-          id: p.item.documentId,
-          documentId: State.markerKey(p.item.documentId, { hash: p.hash, chunks: p.chunks.length }),
-          text: p.item.source
-        }))))
-        writes++
-        inserted += ins
-        updated += upd
-        deleted += del
+        const r = yield* Stages.write(target, batch, timed)
+        writes += r.writes
+        inserted += r.inserted
+        updated += r.updated
+        deleted += r.deleted
         for (const p of batch) {
           ingested++
           chunksIngested += p.chunks.length
           yield* emit({ _tag: "Ingested", source: p.item.source, documentId: p.item.documentId, chunks: p.chunks.length })
         }
-        yield* emit({ _tag: "BatchWritten", documents: batch.length, chunks: chunks.length, inserted: ins, updated: upd, deleted: del })
+        yield* emit({ _tag: "BatchWritten", documents: batch.length, chunks: r.chunks, inserted: r.inserted, updated: r.updated, deleted: r.deleted })
       })
 
     yield* items.pipe(

@@ -2,6 +2,8 @@
  * `effect-rag ingest PATH|URL... [--site URL]... [--max-depth N] [--include GLOB]... [--exclude GLOB]... [--prune]
  * [--embedder none|remote|use-lite|onnx:DIR] [--concurrency N] [--password P] [--allow-private] [--db DIR|URI]
  * [--collection NAME] [--json] [--config FILE]`: the ingest pipeline of `pipeline/Ingest.ts`.
+ * With `--queue redis://… [--attempts N]` it enqueues the documents for `effect-rag worker`
+ * instead (`pipeline/IngestQueue.ts`); `--queue … --status` prints the queue's counts and failed jobs.
  *
  * - Documents go through the local document engine, or the remote upload endpoint with
  *   `EFFECT_RAG_UPLOAD=remote`; URLs and `--site` crawls through the local web engine.
@@ -55,6 +57,12 @@ export interface IngestArgs {
   readonly collection: Option.Option<string>
   readonly json: boolean
   readonly config: Option.Option<string>
+  /** Enqueue the documents on this Redis queue for `effect-rag worker` instead of ingesting them here. */
+  readonly queue?: Option.Option<Redacted.Redacted<string>> | undefined
+  /** With `queue`: report the queue's counts and failed jobs instead of enqueueing. */
+  readonly status?: boolean | undefined
+  /** With `queue`: tries per job (default 3). */
+  readonly attempts?: Option.Option<number> | undefined
 }
 
 // =============================================================================
@@ -253,6 +261,12 @@ const missingSource = (source: string): boolean => {
 export const runIngest = (args: IngestArgs): Effect.Effect<Option.Option<Ingest.Summary>, Shared.UsageError> =>
   Effect.gen(function*() {
     const usage = (message: string) => Effect.fail(new Shared.UsageError(`ingest: ${message}`))
+    if (args.status === true && Option.isNone(args.queue ?? Option.none())) return yield* usage("--status needs --queue")
+    if (args.queue !== undefined && Option.isSome(args.queue)) {
+      yield* runQueued(args, args.queue.value)
+      return Option.none()
+    }
+    if (args.attempts !== undefined && Option.isSome(args.attempts)) return yield* usage("--attempts needs --queue")
     if (args.sources.length === 0 && args.site.length === 0) return yield* usage("give at least one PATH, URL or --site URL")
     if (!Number.isInteger(args.concurrency) || args.concurrency < 1) return yield* usage("--concurrency must be a positive integer")
     const missing = args.sources.filter(missingSource)
@@ -337,6 +351,83 @@ export const runIngest = (args: IngestArgs): Effect.Effect<Option.Option<Ingest.
   )
 
 // =============================================================================
+// Queue
+// =============================================================================
+
+/**
+ * `ingest --queue URL`: enumerates the sources and enqueues one job per document for
+ * `effect-rag worker` (exit 0, 3 when a source could not be enumerated, 1 when the queue failed);
+ * with `--status`, prints the queue's job counts and its failed jobs with their typed errors.
+ */
+const runQueued = (args: IngestArgs, url: Redacted.Redacted<string>): Effect.Effect<void, Shared.UsageError> =>
+  Effect.gen(function*() {
+    const usage = (message: string) => Effect.fail(new Shared.UsageError(`ingest: ${message}`))
+    const collection = yield* Shared.resolveCollection(args.collection)
+    const IngestQueue = yield* Shared.load(() => import("../../pipeline/IngestQueue.js"))
+    const config = { url }
+    if (args.status === true) {
+      const status = yield* Effect.either(IngestQueue.status(config, collection))
+      if (status._tag === "Left") return yield* queueFailed(args.json, status.left)
+      const s = status.right
+      if (args.json) {
+        yield* Console.log(JSON.stringify(s, null, 2))
+      } else {
+        const lines = [
+          `queue of collection ${s.collection}: ${s.counts.waiting} waiting, ${s.counts.active} active, ${s.counts.delayed} delayed (retry), ${s.counts.completed} completed, ${s.counts.failed} failed`
+        ]
+        for (const f of s.failed) {
+          lines.push(`  failed ${f.source} after ${f.attempts} attempt(s): ${f.error._tag}${f.error.reason !== undefined ? ` (${f.error.reason})` : ""}: ${Shared.forCli(f.error.message)}`)
+        }
+        yield* Console.log(lines.join("\n"))
+      }
+      return
+    }
+    if (args.sources.length === 0 && args.site.length === 0) return yield* usage("give at least one PATH, URL or --site URL")
+    if (args.prune) return yield* usage("--prune is not a queue operation: run ingest without --queue to prune")
+    if (Option.isSome(args.embedder)) return yield* usage("--embedder is a setting of `effect-rag worker` when ingesting through --queue")
+    const missing = args.sources.filter(missingSource)
+    if (missing.length > 0) return yield* usage(`no such file or folder: ${missing.join(", ")}`)
+    const attempts = Option.getOrElse(args.attempts ?? Option.none(), () => 3)
+    if (!Number.isInteger(attempts) || attempts < 1) return yield* usage("--attempts must be a positive integer")
+    const Ingest = yield* Shared.load(() => import("../../pipeline/Ingest.js"))
+    const sources = [
+      ...args.sources.map(Ingest.Source.parse),
+      ...args.site.map((u) =>
+        Ingest.Source.site(u, Option.match(args.maxDepth ?? Option.none(), { onNone: () => ({}), onSome: (maxDepth) => ({ maxDepth }) }))
+      )
+    ]
+    const layer = Layer.unwrapEffect(Effect.gen(function*() {
+      const LocalWeb = yield* Shared.load(() => import("../../engines/LocalWeb.js"))
+      const LocalFiles = yield* Shared.load(() => import("../../engines/LocalFiles.js"))
+      return LocalWeb.layer({ allowPrivate: args.allowPrivate }).pipe(Layer.provide(LocalFiles.layer({ concurrency: 1 })))
+    }))
+    const needsWeb = args.site.length > 0
+    const enqueue = IngestQueue.enqueue({ sources, collection, include: args.include, exclude: args.exclude }, config, {
+      attempts,
+      onProgress: (n) => (args.json ? Effect.void : Console.error(`submitted ${n} document(s)`))
+    })
+    const result = yield* Effect.either(needsWeb ? Effect.provide(enqueue, layer) : enqueue)
+    if (result._tag === "Left") return yield* queueFailed(args.json, result.left)
+    const r = result.right
+    if (args.json) {
+      yield* Console.log(JSON.stringify({ ...r, failures: r.failures.map(failureJson) }, null, 2))
+    } else {
+      const lines = [`queue of collection ${r.collection}: ${r.documents} document(s) submitted, ${r.enqueued} new job(s), ${r.documents - r.enqueued > 0 ? r.documents - r.enqueued : 0} already queued`]
+      for (const f of r.failures.map(failureJson)) lines.push(`  failed ${f.source}: ${f.error._tag}${f.error.reason !== undefined ? ` (${f.error.reason})` : ""}: ${Shared.forCli(f.error.message)}`)
+      yield* Console.log(lines.join("\n"))
+    }
+    yield* Shared.setExitCode(r.failures.length === 0 ? Shared.ExitCode.success : r.documents > 0 ? Shared.ExitCode.partial : Shared.ExitCode.failure)
+  })
+
+/** Prints a queue error (never the URL's credentials: its message holds none) and sets exit code 1. */
+export const queueFailed = (json: boolean, e: { readonly _tag: string; readonly reason: string; readonly message: string }) =>
+  Effect.gen(function*() {
+    if (json) yield* Console.log(JSON.stringify({ error: { _tag: e._tag, reason: e.reason, message: e.message } }))
+    yield* Console.error(`effect-rag: ${e._tag} (${e.reason}): ${e.message}`)
+    yield* Shared.setExitCode(Shared.ExitCode.failure)
+  })
+
+// =============================================================================
 // Command
 // =============================================================================
 
@@ -388,7 +479,14 @@ export const command = Command.make(
     db: Shared.db,
     collection: Shared.collection,
     json: Shared.json,
-    config: Shared.config
+    config: Shared.config,
+    queue: Shared.queue,
+    status: Options.boolean("status").pipe(Options.withDescription("with --queue: print the queue's job counts and its failed jobs with their errors")),
+    attempts: Options.integer("attempts").pipe(
+      Options.withPseudoName("N"),
+      Options.optional,
+      Options.withDescription("with --queue: tries per document before its job lands in the failed set (default 3)")
+    )
   },
   (args) => Shared.exitOnUsage(Effect.asVoid(runIngest(args)))
 ).pipe(Command.withDescription("Ingest files, folders, pages and sites into a collection (idempotent, resumable)"))

@@ -1,0 +1,132 @@
+/**
+ * `effect-rag worker --queue redis://… [--db DIR|URI] [--collection NAME] [--embedder NAME]
+ * [--concurrency N] [--batch N] [--lock-duration MS] [--allow-private] [--until-empty] [--json] [--config FILE]`:
+ * a queue worker of `pipeline/IngestQueue.ts`. It takes the jobs `ingest --queue` enqueued for
+ * the collection, loads, extracts, chunks and embeds the documents, and writes them into the
+ * collection in batches (one writer per collection at a time).
+ *
+ * - Runs until SIGINT / SIGTERM (exit 130 / 143): the jobs in hand are finished first; a job the
+ *   process could not finish within the stop grace (10 s) returns to the queue (BullMQ's
+ *   stalled-job check) and another worker does it. With `--until-empty` it stops once the queue holds no
+ *   waiting, delayed or running job (exit 0).
+ * - One line per document on stderr (`ingested` / `unchanged` / `failed` with the typed error);
+ *   the summary on stdout (JSON with `--json`).
+ * - The queue URL comes from `--queue` or `$EFFECT_RAG_QUEUE`; it is never printed.
+ *
+ * @since 0.1.0
+ */
+import { Command, Options } from "@effect/cli"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Shared from "../options.js"
+import { ingestLayer, queueFailed } from "./ingest.js"
+
+/** The `worker` subcommand. */
+export const command = Command.make(
+  "worker",
+  {
+    queue: Shared.queue,
+    db: Shared.db,
+    collection: Shared.collection,
+    embedder: Options.text("embedder").pipe(
+      Options.withPseudoName("NAME"),
+      Options.optional,
+      Options.withDescription("none | remote | use-lite | onnx:DIR (default: $EFFECT_RAG_EMBEDDER or none); the same on every worker of a collection")
+    ),
+    concurrency: Options.integer("concurrency").pipe(
+      Options.withPseudoName("N"),
+      Options.withDefault(64),
+      Options.withDescription("documents in hand at once (default 64); a document's job completes once its batch is written")
+    ),
+    batch: Options.integer("batch").pipe(
+      Options.withPseudoName("N"),
+      Options.withDefault(256),
+      Options.withDescription("documents per write batch (default 256)")
+    ),
+    lockDuration: Options.integer("lock-duration").pipe(
+      Options.withPseudoName("MS"),
+      Options.withDefault(30_000),
+      Options.withDescription("job lock in ms: a job whose worker died returns to the queue after about this long (default 30000)")
+    ),
+    allowPrivate: Options.boolean("allow-private").pipe(Options.withDescription("allow private and loopback addresses for URL jobs")),
+    untilEmpty: Options.boolean("until-empty").pipe(Options.withDescription("stop once the queue holds no waiting, delayed or running job")),
+    json: Shared.json,
+    config: Shared.config
+  },
+  (args) =>
+    Shared.exitOnUsage(Effect.gen(function*() {
+      const usage = (message: string) => Effect.fail(new Shared.UsageError(`worker: ${message}`))
+      const url = yield* Shared.resolveQueue(args.queue)
+      if (Option.isNone(url)) return yield* usage("give --queue redis://HOST:PORT (or set EFFECT_RAG_QUEUE)")
+      for (const [name, n] of [["--concurrency", args.concurrency], ["--batch", args.batch], ["--lock-duration", args.lockDuration]] as const) {
+        if (!Number.isInteger(n) || n < 1) return yield* usage(`${name} must be a positive integer`)
+      }
+      const db = yield* Shared.resolveDb(args.db)
+      const prepared = Shared.prepareDbFolder(db)
+      if (Either.isLeft(prepared)) return yield* Effect.fail(prepared.left)
+      const collection = yield* Shared.resolveCollection(args.collection)
+      const embedderSpec = Option.isSome(args.embedder)
+        ? args.embedder.value
+        : Option.getOrElse(yield* Shared.setting("EFFECT_RAG_EMBEDDER"), () => "none")
+      const upload = Option.getOrElse(yield* Shared.setting("EFFECT_RAG_UPLOAD"), () => "local")
+      if (upload !== "local" && upload !== "remote") return yield* usage(`EFFECT_RAG_UPLOAD must be local or remote, not ${upload}`)
+      const IngestQueue = yield* Shared.load(() => import("../../pipeline/IngestQueue.js"))
+      const { resolveEmbedder } = yield* Shared.load(() => import("./bench.js"))
+      const resolved = yield* resolveEmbedder(embedderSpec)
+      if (embedderSpec !== "none" && resolved.embedder === undefined) {
+        yield* Console.error(`effect-rag worker: ${resolved.reason ?? `cannot build the embedder ${embedderSpec}`}`)
+        return yield* Shared.setExitCode(Shared.ExitCode.failure)
+      }
+      // a stop finishes the jobs in hand (extract, embed, one batch write): more than the 2 s default
+      Shared.setStopGrace(10_000)
+      const line = (s: string) => Effect.sync(() => void process.stderr.write(`${s}\n`))
+      const seen = { ingested: 0, skipped: 0, failed: 0 }
+      const result = yield* IngestQueue.worker({ url: url.value }, {
+        collection,
+        embedder: resolved.embedder,
+        // the same fingerprint as `effect-rag ingest`: a queue and a direct ingest write the same chunks
+        fingerprint: `upload:${upload}|embedder:${resolved.embedder?.id ?? "none"}`,
+        concurrency: args.concurrency,
+        batchDocuments: args.batch,
+        lockDuration: args.lockDuration,
+        untilEmpty: args.untilEmpty,
+        onEvent: (e) =>
+          Effect.zipRight(
+            Effect.sync(() => void (e._tag === "Ingested" ? seen.ingested++ : e._tag === "Skipped" ? seen.skipped++ : seen.failed++)),
+            e._tag === "Ingested" ? (args.json ? Effect.void : line(`ingested ${e.source} (${e.chunks} chunks)`))
+          : e._tag === "Skipped" ? (args.json ? Effect.void : line(`unchanged ${e.source}`))
+          : line(`failed ${e.source}: ${e.error._tag}${e.error.reason !== undefined ? ` (${e.error.reason})` : ""}: ${Shared.forCli(e.error.message)}`)
+          )
+      }).pipe(
+        Effect.provide(ingestLayer({ db, upload, concurrency: Math.min(args.concurrency, 2), allowPrivate: args.allowPrivate })),
+        Effect.either,
+        // SIGINT / SIGTERM: the jobs in hand were finished; main.ts sets the exit status (130 / 143)
+        Effect.onInterrupt(() =>
+          line(
+            `stopped by ${Shared.stopSignal() ?? "an interrupt"}: ${seen.ingested} ingested, ${seen.skipped} unchanged, ${seen.failed} failed attempt(s); ` +
+              "the jobs in hand were finished, the rest stay in the queue"
+          )
+        )
+      )
+      if (result._tag === "Left") {
+        const e = result.left
+        if (e._tag === "QueueError") return yield* queueFailed(args.json, e)
+        if (args.json) yield* Console.log(JSON.stringify({ db, collection, error: { _tag: e._tag, message: e.message } }))
+        yield* Console.error(`effect-rag worker: ${e._tag}: ${e.message}`)
+        return yield* Shared.setExitCode(Shared.ExitCode.failure)
+      }
+      const s = result.right
+      yield* Console.log(
+        args.json
+          ? JSON.stringify({ db, ...s }, null, 2)
+          : `worker on collection ${s.collection} in ${db}: ${s.ingested} ingested, ${s.skipped} unchanged, ${s.failed} failed attempt(s), ${s.chunks} chunks in ${s.batches} batch(es); ` +
+            `${(s.durationMs / 1000).toFixed(1)} s, writes ${(s.writeMs / 1000).toFixed(1)} s, waiting for the writer lock ${(s.lockWaitMs / 1000).toFixed(1)} s`
+      )
+      yield* Shared.setExitCode(Shared.ExitCode.success)
+    }).pipe(Effect.scoped, Shared.withConfigFile(args.config), Effect.catchIf(
+      (e): e is Exclude<typeof e, Shared.UsageError> => !(e instanceof Shared.UsageError),
+      (e) => Console.error(`effect-rag worker: ${e.message}`).pipe(Effect.zipRight(Shared.setExitCode(Shared.ExitCode.failure)))
+    )))
+).pipe(Command.withDescription("Take ingest jobs from a Redis queue (ingest --queue) and write them into the collection"))

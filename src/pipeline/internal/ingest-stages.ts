@@ -1,0 +1,463 @@
+/**
+ * The stages of the ingest pipeline, composed by the single-process run (`Ingest.run`) and by
+ * the queue workers (`IngestQueue`): enumerate, load (+ hash), extract (+ chunk), embed, write.
+ *
+ * Each stage is a plain function of its inputs; counters, progress events and concurrency are
+ * the composer's. A document travels as an {@link Item}: its source, its document id, and an
+ * {@link Origin} that says how to load it. An origin is plain data (JSON), so a queue job can
+ * carry it to another process.
+ *
+ * @since 0.1.0
+ */
+import { Data, Effect, Option, Stream } from "effect"
+import { stat } from "node:fs/promises"
+import { basename, resolve } from "node:path"
+import type * as Embeddings from "../../api/Embeddings.js"
+import * as Upload from "../../api/Upload.js"
+import type * as Web from "../../api/Web.js"
+import * as RagError from "../../RagError.js"
+import {
+  type Chunk,
+  type Collection,
+  documentIdField,
+  EmbeddingMismatch,
+  Filter,
+  type Service as VectorStoreService,
+  type VectorStoreError
+} from "../../store/VectorStore.js"
+import * as Sources from "./ingest-sources.js"
+import * as State from "./ingest-state.js"
+
+// =============================================================================
+// Types
+// =============================================================================
+
+/** A source that cannot be read: missing path, unreadable folder, bad URL, failed crawl, no web service. */
+export class SourceError extends Data.TaggedError("SourceError")<{
+  readonly source: string
+  readonly reason: "not_found" | "unreadable" | "invalid_url" | "no_web_service" | "crawl_failed" | "page_failed"
+  readonly message: string
+}> {}
+
+/** Why one document failed. */
+export type DocumentError = Upload.UploadError | RagError.ApiError | RagError.TaskFailed | SourceError | EmbeddingMismatch
+
+/** A page of a crawled site that answered an HTTP error. */
+export interface BrokenPage {
+  readonly site: string
+  readonly url: string
+  readonly statusCode: number
+}
+
+/** An embedder: an id (stored as the collection's embedding model) and the service. */
+export interface Embedder {
+  readonly id: string
+  readonly service: Embeddings.Service
+}
+
+/** How a document is loaded (plain data: a queue job carries it). */
+export type Origin =
+  | { readonly _tag: "File"; readonly path: string }
+  | { readonly _tag: "Url"; readonly url: string }
+  /** A page a crawl returned, with its content. */
+  | { readonly _tag: "Page"; readonly page: Web.CrawlPage }
+
+/** A document to load. */
+export interface Item {
+  readonly source: string
+  readonly documentId: string
+  readonly origin: Origin
+}
+
+/** A loaded document. */
+export interface Loaded {
+  readonly file: Upload.UploadFile
+  readonly title: string | undefined
+  readonly hashInput: string
+}
+
+/** A loaded document with its content hash. */
+export interface Hashed {
+  readonly item: Item
+  readonly loaded: Loaded
+  readonly hash: string
+}
+
+/** A document extracted and chunked, ready to embed and write. */
+export interface Prepared {
+  readonly item: Item
+  readonly hash: string
+  /** Whether anything of this document may be stored (older generations to delete when written). */
+  readonly prior: boolean
+  readonly chunks: Array<Chunk>
+}
+
+/** What one batch write did. */
+export interface WriteResult {
+  readonly chunks: number
+  readonly inserted: number
+  readonly updated: number
+  readonly deleted: number
+  /** Store write operations issued. */
+  readonly writes: number
+}
+
+// =============================================================================
+// Enumerate
+// =============================================================================
+
+/** The sources of an ingest (see `Ingest.Source`). */
+export type SourceSpec =
+  | { readonly _tag: "Path"; readonly path: string }
+  | { readonly _tag: "Url"; readonly url: string }
+  | {
+    readonly _tag: "Site"
+    readonly url: string
+    readonly maxDepth?: number | undefined
+    readonly limit?: number | undefined
+    readonly includePaths?: ReadonlyArray<string> | undefined
+    readonly excludePaths?: ReadonlyArray<string> | undefined
+  }
+
+/** What the enumeration reports to its composer. */
+export interface EnumerateHooks {
+  /** The known number of documents grew by `n`. */
+  readonly plan: (n: number) => Effect.Effect<void>
+  /** A source (or a document of it) failed before loading. */
+  readonly fail: (source: string, documentId: string, error: DocumentError) => Effect.Effect<void>
+  /** A prune scope: a predicate over document ids, added once a source enumerated completely. */
+  readonly scope: (predicate: (documentId: string) => boolean) => void
+  /** A broken link of a crawled site. */
+  readonly broken: (page: BrokenPage) => void
+}
+
+const errorMessage = (e: unknown): string => (e instanceof Error ? e.message : String(e))
+
+const noWeb = (source: string) =>
+  new SourceError({ source, reason: "no_web_service", message: `${source}: web sources need the Web service (e.g. LocalWeb.layer)` })
+
+/**
+ * Enumerates the documents of the sources, lazily and in order (a folder is walked as it is
+ * consumed; a site is crawled when reached). Documents are not deduplicated here.
+ */
+export const enumerate = (
+  sources: ReadonlyArray<SourceSpec>,
+  filters: { readonly include: ReadonlyArray<string>; readonly exclude: ReadonlyArray<string> },
+  web: Option.Option<Web.Service>,
+  hooks: EnumerateHooks
+): Stream.Stream<Item> => {
+  const { exclude, include } = filters
+  const fileItem = (path: string): Item => ({ source: path, documentId: Sources.fileDocumentId(path), origin: { _tag: "File", path } })
+
+  const pathItems = (path: string): Stream.Stream<Item> =>
+    Stream.unwrap(Effect.gen(function*() {
+      const abs = resolve(path)
+      const info = yield* Effect.promise(() => stat(abs).catch(() => undefined))
+      if (info === undefined) {
+        yield* hooks.fail(path, Sources.fileDocumentId(abs), new SourceError({ source: path, reason: "not_found", message: `${path}: no such file or folder` }))
+        hooks.scope((id) => id === Sources.fileDocumentId(abs))
+        return Stream.empty
+      }
+      if (!info.isDirectory()) {
+        yield* hooks.plan(1)
+        hooks.scope((id) => id === Sources.fileDocumentId(abs))
+        return Stream.make(fileItem(abs))
+      }
+      const counted = yield* Effect.either(Effect.tryPromise(() => Sources.countFiles(abs, include, exclude)))
+      if (counted._tag === "Right") yield* hooks.plan(counted.right)
+      let complete = true
+      return Stream.fromAsyncIterable(Sources.walk(abs, include, exclude), (e) => e).pipe(
+        Stream.map(fileItem),
+        Stream.catchAll((e) => {
+          complete = false
+          return Stream.fromEffect(
+            hooks.fail(path, Sources.folderPrefix(abs), new SourceError({ source: path, reason: "unreadable", message: `${path}: ${errorMessage(e)}` }))
+          ).pipe(Stream.drain)
+        }),
+        Stream.ensuring(Effect.sync(() => {
+          const prefix = Sources.folderPrefix(abs)
+          if (complete) hooks.scope((id) => id.startsWith(prefix))
+        }))
+      )
+    }))
+
+  const urlItems = (url: string): Stream.Stream<Item> =>
+    Stream.unwrap(Effect.gen(function*() {
+      const id = Sources.urlDocumentId(url)
+      if (id === undefined) {
+        yield* hooks.fail(url, url, new SourceError({ source: url, reason: "invalid_url", message: `${url}: not an http(s) URL` }))
+        return Stream.empty
+      }
+      yield* hooks.plan(1)
+      hooks.scope((d) => d === id)
+      return Stream.make<[Item]>({ source: url, documentId: id, origin: { _tag: "Url", url } })
+    }))
+
+  const siteItems = (site: Extract<SourceSpec, { _tag: "Site" }>): Stream.Stream<Item> =>
+    Stream.unwrap(Effect.gen(function*() {
+      const prefix = Sources.sitePrefix(site.url)
+      const id = Sources.urlDocumentId(site.url)
+      if (prefix === undefined || id === undefined) {
+        yield* hooks.fail(site.url, site.url, new SourceError({ source: site.url, reason: "invalid_url", message: `${site.url}: not an http(s) URL` }))
+        return Stream.empty
+      }
+      if (Option.isNone(web)) {
+        yield* hooks.fail(site.url, id, noWeb(site.url))
+        return Stream.empty
+      }
+      const w = web.value
+      const crawled = yield* w.crawl({
+        url: site.url,
+        ...(site.maxDepth !== undefined ? { maxDepth: site.maxDepth } : {}),
+        ...(site.limit !== undefined ? { limit: site.limit } : {}),
+        ...(site.includePaths !== undefined ? { includePaths: site.includePaths } : {}),
+        ...(site.excludePaths !== undefined ? { excludePaths: site.excludePaths } : {}),
+        scrapeOptions: { formats: ["markdown"], onlyMainContent: true }
+      }).pipe(
+        Effect.flatMap((s) => w.waitForCrawl(s.id, { interval: "500 millis" }).pipe(Effect.as(s.id))),
+        Effect.either
+      )
+      if (crawled._tag === "Left") {
+        yield* hooks.fail(site.url, id, crawled.left)
+        return Stream.empty
+      }
+      const job = yield* Effect.either(w.crawlStatus(crawled.right))
+      if (job._tag === "Right") yield* hooks.plan(job.right.completed)
+      let complete = true
+      return w.crawlPages(crawled.right).pipe(
+        Stream.filterMap((page) => {
+          const pageUrl = page.metadata.url ?? page.metadata.sourceURL
+          const pageId = pageUrl === undefined ? undefined : Sources.urlDocumentId(pageUrl)
+          if (pageId === undefined) return Option.none()
+          const status = page.metadata.statusCode ?? 200
+          if (status >= 400 && pageId !== id) {
+            // a broken link of the site: reported, not a document, not a failure
+            hooks.broken({ site: site.url, url: pageUrl!, statusCode: status })
+            return Option.none()
+          }
+          return Option.some<Item>({ source: pageUrl!, documentId: pageId, origin: { _tag: "Page", page } })
+        }),
+        Stream.catchAll((e) => {
+          complete = false
+          return Stream.fromEffect(hooks.fail(site.url, id, e)).pipe(Stream.drain)
+        }),
+        Stream.ensuring(Effect.sync(() => {
+          if (complete) hooks.scope((d) => d.startsWith(prefix))
+        }))
+      )
+    }))
+
+  return Stream.fromIterable(sources).pipe(
+    Stream.flatMap((s) =>
+      (s._tag === "Path" ? pathItems(s.path) : s._tag === "Url" ? urlItems(s.url) : siteItems(s)).pipe(
+        Stream.withSpan("Ingest.enumerate", { attributes: { "effect_rag.source.kind": s._tag } })
+      )
+    )
+  )
+}
+
+// =============================================================================
+// Load
+// =============================================================================
+
+const utf8 = new TextEncoder()
+
+const pageFile = (documentId: string, page: Web.CrawlPage): Effect.Effect<Loaded, SourceError> => {
+  if (page.metadata.error !== undefined && (page.markdown ?? "") === "") {
+    return Effect.fail(new SourceError({ source: documentId, reason: "page_failed", message: `${documentId}: ${page.metadata.error}` }))
+  }
+  const status = page.metadata.statusCode ?? 200
+  if (status >= 400) {
+    // an error page is never a document
+    return Effect.fail(new SourceError({ source: documentId, reason: "page_failed", message: `${documentId}: HTTP ${status}` }))
+  }
+  const title = page.metadata.title ?? undefined
+  return Effect.succeed({
+    file: { name: "page.md", data: utf8.encode(page.markdown ?? ""), type: "text/markdown" },
+    title,
+    hashInput: `page\0${title ?? ""}`
+  })
+}
+
+/** Loads a document (reads the file, scrapes the URL, or takes the crawled page). */
+export const load = (item: Item, web: Option.Option<Web.Service>): Effect.Effect<Loaded, DocumentError> => {
+  const origin = item.origin
+  switch (origin._tag) {
+    case "File":
+      return Upload.fromPath(origin.path).pipe(Effect.map((file) => ({ file, title: undefined, hashInput: "file" })))
+    case "Page":
+      return pageFile(item.documentId, origin.page)
+    case "Url":
+      return Option.match(web, {
+        onNone: () => Effect.fail(noWeb(origin.url)),
+        onSome: (w) =>
+          w.scrape({ url: origin.url, formats: ["markdown"], onlyMainContent: true }).pipe(
+            Effect.flatMap((r) => pageFile(item.documentId, r.data))
+          )
+      })
+  }
+}
+
+/** The content hash of a loaded document under a pipeline fingerprint. */
+export const hash = (fingerprint: string, item: Item, loaded: Loaded): Hashed => ({
+  item,
+  loaded,
+  hash: State.contentHash(`${fingerprint}\0${loaded.hashInput}`, loaded.file.data)
+})
+
+// =============================================================================
+// Extract
+// =============================================================================
+
+/** Extracts and chunks a document through `Upload`; a document without text fails (`ExtractionError` `empty`). */
+export const extract = (
+  upload: Upload.Service,
+  uploadOptions: Upload.UploadOptions,
+  x: Hashed,
+  prior: boolean
+): Effect.Effect<Prepared, DocumentError> =>
+  upload.extractChunks(x.loaded.file, uploadOptions).pipe(
+    // a document that yields no text is a failure, whichever engine extracted it
+    Effect.filterOrFail(
+      (result) => result.data.data.chunks.some((c) => c.content.trim() !== ""),
+      () =>
+        new RagError.ExtractionError({
+          file: x.loaded.file.name,
+          reason: "empty",
+          message: "the document yields no text: nothing to store"
+        })
+    ),
+    Effect.map((result): Prepared => {
+      const { hash, item } = x
+      const meta = result.data.data.metadata
+      const title = x.loaded.title || meta.title || basename(item.source)
+      const all = result.data.data.chunks
+      const chunks = all.map((c, i): Chunk => ({
+        id: State.chunkId(item.documentId, hash, i),
+        documentId: item.documentId,
+        text: c.content,
+        title,
+        metadata: {
+          source: item.source,
+          source_hash: hash,
+          page: c.from_page,
+          ...(c.from_sheet !== undefined ? { sheet: c.from_sheet } : {}),
+          type: result.type,
+          language: meta.language,
+          chunk: i,
+          chunks: all.length,
+          tokens: c.total_tokens
+        }
+      }))
+      return { item, hash, prior, chunks }
+    })
+  )
+
+// =============================================================================
+// Embed
+// =============================================================================
+
+/** The embedding settings of a collection: the embedder's id and its dimension (probed when unknown). */
+export const probeEmbedding = (
+  embedder: Embedder | undefined
+): Effect.Effect<{ model: string; dimension: number } | undefined, RagError.ApiError> =>
+  embedder === undefined
+    ? Effect.succeed(undefined)
+    : Effect.map(
+      embedder.service.dimension !== undefined
+        ? Effect.succeed(embedder.service.dimension)
+        : Effect.map(embedder.service.embed(["dimension probe"]), (r) => r.vectors[0]?.length ?? 0),
+      (dimension) => ({ model: embedder.id, dimension })
+    )
+
+/** Embeds a batch's chunks in one call; the batch fails as a whole. Without an embedder, the batch as it is. */
+export const embed = (
+  embedder: Embedder | undefined,
+  embedding: { readonly dimension: number } | undefined,
+  collection: string,
+  batch: ReadonlyArray<Prepared>
+): Effect.Effect<ReadonlyArray<Prepared>, RagError.ApiError | EmbeddingMismatch> => {
+  if (embedder === undefined || embedding === undefined) return Effect.succeed(batch)
+  const texts = batch.flatMap((p) => p.chunks.map((c) => c.text))
+  if (texts.length === 0) return Effect.succeed(batch)
+  const dim = embedding.dimension
+  return embedder.service.embed(texts).pipe(
+    Effect.flatMap((r) => {
+      if (r.vectors.length !== texts.length || r.vectors.some((v) => v.length !== dim)) {
+        return Effect.fail(
+          new EmbeddingMismatch({
+            collection,
+            expected: `${texts.length} vectors of ${dim} dimensions`,
+            actual: `${r.vectors.length} vectors`,
+            message: `the embedder ${embedder.id} returned ${r.vectors.length} vectors of ${r.vectors[0]?.length ?? 0} dimensions for ${texts.length} texts (expected ${dim})`
+          })
+        )
+      }
+      let k = 0
+      return Effect.succeed(batch.map((p) => ({ ...p, chunks: p.chunks.map((c) => ({ ...c, vector: r.vectors[k++]! })) })))
+    })
+  )
+}
+
+// =============================================================================
+// Write
+// =============================================================================
+
+/** The collection and its manifest, opened (created when missing). */
+export interface Target {
+  readonly main: Collection
+  readonly manifest: Collection
+}
+
+/** Opens (creates when missing) a collection and its manifest. */
+export const open = (
+  store: VectorStoreService,
+  collection: string,
+  embedding: { model: string; dimension: number } | undefined
+): Effect.Effect<Target, VectorStoreError> =>
+  Effect.all({
+    main: store.collection(State.collectionSpec(collection, embedding)),
+    manifest: store.collection(State.manifestSpec(collection))
+  }, { concurrency: 1 })
+
+/**
+ * The loss-free write of a batch, in three steps: 1. upsert the chunks (merge-insert by id);
+ * 2. delete the chunks of other hashes of the documents that may have had something stored;
+ * 3. upsert the completion markers, last. `timed` wraps each store call (the composer's clock).
+ */
+export const write = (
+  target: Target,
+  batch: ReadonlyArray<Prepared>,
+  timed: <A, E>(write: Effect.Effect<A, E>) => Effect.Effect<A, E> = (w) => w
+): Effect.Effect<WriteResult, VectorStoreError> =>
+  Effect.gen(function*() {
+    const chunks = batch.flatMap((p) => p.chunks)
+    let inserted = 0
+    let updated = 0
+    let deleted = 0
+    let writes = 0
+    if (batch.length === 0) return { chunks: 0, inserted, updated, deleted, writes }
+    // 1. the chunks
+    if (chunks.length > 0) {
+      const r = yield* timed(target.main.upsert(chunks))
+      writes++
+      inserted += r.inserted
+      updated += r.updated
+    }
+    // 2. older generations of documents that had something stored
+    const stale = batch.filter((p) => p.prior)
+    if (stale.length > 0) {
+      deleted += yield* timed(target.main.deleteWhere(Filter.or(...stale.map((p) =>
+        Filter.and(Filter.eq(documentIdField, p.item.documentId), Filter.ne("source_hash", p.hash))
+      ))))
+      writes++
+    }
+    // 3. the completion markers, last
+    yield* timed(target.manifest.upsert(batch.map((p) => ({
+      id: p.item.documentId,
+      documentId: State.markerKey(p.item.documentId, { hash: p.hash, chunks: p.chunks.length }),
+      text: p.item.source
+    }))))
+    writes++
+    return { chunks: chunks.length, inserted, updated, deleted, writes }
+  })

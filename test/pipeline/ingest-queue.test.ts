@@ -1,0 +1,174 @@
+/**
+ * Ingestion through the queue: a real Redis (`redis-server` on loopback, started here), the
+ * built command line as producer (`ingest --queue`) and as three worker processes (`worker`).
+ *
+ * - The shared fixtures plus a synthetic 10,000-document corpus, enqueued by one producer and
+ *   written by three workers, one of them killed with SIGKILL while it holds jobs: the
+ *   collection ends with the same chunk ids and rows, and the same completion markers, as a
+ *   single-process `effect-rag ingest` of the same sources. `ingest --queue --status` lists the
+ *   documents that failed (a corrupt PDF, encrypted files) with their typed errors.
+ * - A producer killed with SIGKILL mid-enqueue and rerun: every document is in the queue once.
+ *   A worker stopped with SIGTERM finishes the jobs in hand and exits 143.
+ */
+import { Effect, Redacted } from "effect"
+import { mkdirSync, rmSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { sharedPath } from "../../src/internal/shared.js"
+import * as IngestQueue from "../../src/pipeline/IngestQueue.js"
+import { type CliResult, runBuiltCli, spawnBuiltCli } from "../support/cli.js"
+import { redisAvailable, type RedisServer, startRedis } from "../support/redis.js"
+import { documentCounts, dumpTable, tempDir } from "./fixtures/ingest-helpers.js"
+
+const root = tempDir("queue")
+const corpus = join(root, "corpus")
+const fixtures = sharedPath("fixtures", "docs")
+let redis: RedisServer
+
+/** 10,000 small text documents in 10 folders (one chunk each). */
+const writeSynthetic = (folder: string, count: number) => {
+  for (let i = 0; i < count; i++) {
+    const dir = join(folder, String(Math.floor(i / 1000)).padStart(2, "0"))
+    if (i % 1000 === 0) mkdirSync(dir, { recursive: true })
+    writeFileSync(join(dir, `doc-${String(i).padStart(5, "0")}.txt`), `Document ${i}. ${`term${i % 97} alpha beta gamma `.repeat(3 + (i % 5))}\n`)
+  }
+}
+
+beforeAll(async () => {
+  if (!redisAvailable()) throw new Error("redis-server is not on PATH (apt-get install -y redis-server; .ci/run installs it)")
+  redis = await startRedis()
+  writeSynthetic(corpus, 10_000)
+}, 120_000)
+
+afterAll(async () => {
+  await redis?.stop()
+  rmSync(root, { recursive: true, force: true })
+})
+
+const expectOk = (r: CliResult, code = 0) => {
+  if (r.code !== code) throw new Error(`exit ${r.code} (expected ${code})\nstdout: ${r.stdout.slice(-2000)}\nstderr: ${r.stderr.slice(-2000)}`)
+}
+
+describe("IngestQueue (BullMQ on a real Redis, built CLI processes)", () => {
+  it("three workers (one killed with SIGKILL mid-job) write the collection a single-process ingest writes; --status lists the failed documents", async () => {
+    const queued = join(root, "queued-db")
+    const single = join(root, "single-db")
+    const collection = "kb"
+
+    // one producer
+    const produced = await runBuiltCli(["ingest", fixtures, corpus, "--queue", redis.url, "--collection", collection, "--attempts", "2", "--json"], {}, { timeoutMs: 120_000 })
+    expectOk(produced)
+    const enqueued = JSON.parse(produced.stdout) as IngestQueue.EnqueueSummary
+    expect(enqueued.enqueued).toBe(enqueued.documents)
+    expect(enqueued.documents).toBeGreaterThan(10_000)
+
+    // the same sources, one process, at the same time (it shares nothing with the queue)
+    const direct = runBuiltCli(["ingest", fixtures, corpus, "--db", single, "--collection", collection], {}, { timeoutMs: 240_000 })
+
+    // three workers; the first is killed once it has written something and holds more jobs
+    const workerArgs = ["worker", "--queue", redis.url, "--collection", collection, "--db", queued, "--lock-duration", "4000", "--until-empty", "--concurrency", "64", "--batch", "256"]
+    const victim = spawnBuiltCli(workerArgs, {}, { timeoutMs: 240_000 })
+    const others = [spawnBuiltCli(workerArgs, {}, { timeoutMs: 240_000 }), spawnBuiltCli(workerArgs, {}, { timeoutMs: 240_000 })]
+    await new Promise<void>((resolve, reject) => {
+      const started = Date.now()
+      const poll = setInterval(() => {
+        const written = victim.stderr().split("\n").filter((l) => l.startsWith("ingested ")).length
+        if (written >= 100) {
+          clearInterval(poll)
+          victim.kill("SIGKILL")
+          resolve()
+        } else if (Date.now() - started > 180_000) {
+          clearInterval(poll)
+          reject(new Error(`the first worker wrote nothing in 180 s: ${victim.stderr().slice(-2000)}`))
+        }
+      }, 50)
+    })
+    const killed = await victim.done
+    expect(killed.code).toBeNull() // killed, not finished
+    for (const r of await Promise.all(others.map((w) => w.done))) expectOk(r)
+    expectOk(await direct, 3)
+
+    const [qRows, sRows] = await Promise.all([dumpTable(queued, collection), dumpTable(single, collection)])
+    expect(qRows.length).toBe(sRows.length)
+    expect(qRows.length).toBeGreaterThan(10_000)
+    expect(qRows.map((r) => r.id)).toEqual(sRows.map((r) => r.id))
+    expect(qRows).toEqual(sRows)
+    expect(documentCounts(qRows)).toEqual(documentCounts(sRows))
+    const markers = async (db: string) => (await dumpTable(db, `${collection}__ingest`)).map((r) => r.documentId)
+    expect(await markers(queued)).toEqual(await markers(single))
+
+    // the failed set: the documents that fail in the single-process run, with their typed errors
+    const status = await runBuiltCli(["ingest", "--queue", redis.url, "--collection", collection, "--status", "--json"])
+    expectOk(status)
+    const s = JSON.parse(status.stdout) as IngestQueue.QueueStatus
+    expect(s.counts.waiting + s.counts.active + s.counts.delayed).toBe(0)
+    expect(s.counts.completed + s.counts.failed).toBe(enqueued.documents)
+    const corrupt = s.failed.find((f) => f.source.endsWith("bug1020226-corrupt.pdf"))
+    expect(corrupt?.error).toMatchObject({ _tag: "ExtractionError", reason: "corrupt" })
+    expect(corrupt?.attempts).toBe(2)
+    const text = await runBuiltCli(["ingest", "--queue", redis.url, "--collection", collection, "--status"])
+    expect(text.stdout).toMatch(/failed .*bug1020226-corrupt\.pdf after 2 attempt\(s\): ExtractionError \(corrupt\)/)
+    expect(s.failed.every((f) => f.error._tag === "ExtractionError")).toBe(true)
+  }, 300_000)
+
+  it("a producer killed mid-enqueue and rerun enqueues every document once; a worker stopped by SIGTERM leaves no job active", async () => {
+    const collection = "restart"
+    const first = spawnBuiltCli(["ingest", corpus, "--queue", redis.url, "--collection", collection], {}, { timeoutMs: 120_000 })
+    await new Promise<void>((resolve) => {
+      const poll = setInterval(() => {
+        if (/submitted \d+ document/.test(first.stderr()) || first.stdout() !== "") {
+          clearInterval(poll)
+          first.kill("SIGKILL")
+          resolve()
+        }
+      }, 5)
+    })
+    await first.done
+    const config = { url: Redacted.make(redis.url) }
+    const before = await Effect.runPromise(IngestQueue.status(config, collection))
+    expect(before.counts.waiting).toBeGreaterThan(0)
+    expect(before.counts.waiting).toBeLessThan(10_000)
+
+    const rerun = await runBuiltCli(["ingest", corpus, "--queue", redis.url, "--collection", collection, "--json"], {}, { timeoutMs: 120_000 })
+    expectOk(rerun)
+    const r = JSON.parse(rerun.stdout) as IngestQueue.EnqueueSummary
+    expect(r.documents).toBe(10_000)
+    expect(r.enqueued).toBe(10_000 - before.counts.waiting)
+    const after = await Effect.runPromise(IngestQueue.status(config, collection))
+    expect(after.counts.waiting).toBe(10_000)
+
+    // a third run adds nothing
+    const again = await runBuiltCli(["ingest", corpus, "--queue", redis.url, "--collection", collection, "--json"], {}, { timeoutMs: 120_000 })
+    expect((JSON.parse(again.stdout) as IngestQueue.EnqueueSummary).enqueued).toBe(0)
+
+    // SIGTERM on a worker: the jobs in hand are finished (none left active), exit 143
+    const worker = spawnBuiltCli(["worker", "--queue", redis.url, "--collection", collection, "--db", join(root, "sigterm-db"), "--concurrency", "16", "--batch", "16"], {}, { timeoutMs: 120_000 })
+    await new Promise<void>((resolve) => {
+      const poll = setInterval(() => {
+        if (/^ingested /m.test(worker.stderr())) {
+          clearInterval(poll)
+          worker.kill("SIGTERM")
+          resolve()
+        }
+      }, 20)
+    })
+    const stopped = await worker.done
+    expect(stopped.code).toBe(143)
+    expect(stopped.stderr).toMatch(/stopped by SIGTERM: \d+ ingested/)
+    const left = await Effect.runPromise(IngestQueue.status(config, collection))
+    expect(left.counts.active).toBe(0)
+    expect(left.counts.completed).toBeGreaterThan(0)
+    expect(left.counts.waiting + left.counts.completed).toBe(10_000)
+  }, 180_000)
+
+  it("a bad queue URL is a typed error that never shows the password", async () => {
+    const e = await Effect.runPromise(Effect.flip(IngestQueue.status({ url: Redacted.make("redis://user:s3cret@127.0.0.1:1") }, "kb")))
+    expect(e._tag).toBe("QueueError")
+    expect(e.reason).toBe("connection")
+    expect(e.message).not.toContain("s3cret")
+    const bad = await runBuiltCli(["ingest", "--queue", "http://user:s3cret@example.invalid", "--status"])
+    expect(bad.code).toBe(1)
+    expect(bad.stderr).toMatch(/QueueError \(invalid_url\)/)
+    expect(bad.stdout + bad.stderr).not.toContain("s3cret")
+  }, 60_000)
+})
