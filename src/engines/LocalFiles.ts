@@ -10,7 +10,9 @@
  *
  * Every extraction runs in a child process with a time-out and a heap limit (see `isolation`),
  * so a hostile or broken file ends in a typed {@link RagError.ExtractionError}, never a defect
- * or a hung program.
+ * or a hung program. The exception is small plain text (TXT, Markdown: by detected type, up to
+ * `inProcessBytes`), whose extraction and chunking take no parser library and a bounded time, so
+ * they run in this process without the round trip (see `inProcessBytes`).
  *
  * @since 0.1.0
  */
@@ -75,6 +77,16 @@ export interface Options {
    * parsers that yield, and chunking runs on this process's event loop.
    */
   readonly isolation?: "process" | "inline" | undefined
+  /**
+   * Plain text files (detected type TXT, which includes Markdown) up to this many bytes are
+   * extracted and chunked in this process even with `process` isolation: decoding, tidying and
+   * chunking them is linear in their size and needs no parser library, so a file this small
+   * holds the event loop for milliseconds (a few hundred at worst, for hostile text such as one
+   * 16 KiB word), far below the time-out, and cannot approach the heap limit. Every other
+   * format, and larger text, goes to the extraction processes. Default 16 KiB; 0 sends every
+   * file there.
+   */
+  readonly inProcessBytes?: number | undefined
   /** Extraction processes run at once (`process` isolation). Default 1. */
   readonly concurrency?: number | undefined
   /** Heap limit of an extraction process in MiB. Default 2048. */
@@ -96,6 +108,8 @@ export const defaultChunkSize = 512
 export const defaultChunkOverlap = 64
 /** The default per-file time-out. */
 export const defaultTimeout: Duration.Duration = Duration.seconds(120)
+/** The default size up to which plain text is extracted and chunked in this process. */
+export const defaultInProcessBytes = 16 * 1024
 
 // =============================================================================
 // Helpers
@@ -205,6 +219,7 @@ export const make = (options: Options = {}): Effect.Effect<Upload.Service, never
     const ocrLangPath = options.ocr === false ? undefined : (options.ocrLangPath ?? defaultLangPath())
     const ocrLanguages = options.ocrLanguages ?? "eng"
     const defaults = options.defaults ?? {}
+    const inProcessBytes = options.inProcessBytes ?? defaultInProcessBytes
     const isolate =
       options.isolation === "inline"
         ? yield* Effect.as(Effect.addFinalizer(() => Effect.promise(() => shutdownOcr())), undefined)
@@ -241,9 +256,26 @@ export const make = (options: Options = {}): Effect.Effect<Upload.Service, never
         )
         : effect
 
+    /** The format a file is read as, detected once per file. */
+    const detected = new WeakMap<Upload.UploadFile, ReturnType<typeof formatOf>>()
+    const formatFor = (file: Upload.UploadFile): ReturnType<typeof formatOf> => {
+      if (detected.has(file)) return detected.get(file)
+      const format = formatOf(file.name, file.data, file.type)
+      detected.set(file, format)
+      return format
+    }
+
+    /**
+     * Whether a file is extracted (and chunked) in this process: always with `inline`
+     * isolation, else plain text up to `inProcessBytes` (see there).
+     */
+    const inProcess = (file: Upload.UploadFile): boolean =>
+      isolate === undefined ||
+      (file.data.byteLength > 0 && file.data.byteLength <= inProcessBytes && formatFor(file) === "txt")
+
     /** Runs the extractor with the time-out, in a child process or inline. */
     const runExtraction = (file: Upload.UploadFile, req: ExtractRequest) =>
-      (isolate
+      (isolate && !inProcess(file)
         ? Effect.flatMap(FiberRef.get(leased), (lease) =>
           Effect.tryPromise({ try: (signal) => isolate.run(req, timeoutMs, signal, lease), catch: toError(file) }))
         : Effect.tryPromise({ try: () => extractDocument(req), catch: toError(file) }).pipe(
@@ -258,7 +290,7 @@ export const make = (options: Options = {}): Effect.Effect<Upload.Service, never
      * the tokenizer is a tiktoken encoding name, else here.
      */
     const chunkFile = (file: Upload.UploadFile, pages: ReadonlyArray<Upload.PageContent>) =>
-      isolate && typeof configured !== "object"
+      isolate && typeof configured !== "object" && !inProcess(file)
         ? Effect.flatMap(FiberRef.get(leased), (lease) =>
           Effect.tryPromise({
             try: (signal) =>
@@ -299,7 +331,7 @@ export const make = (options: Options = {}): Effect.Effect<Upload.Service, never
           })
         }
         const warnings: Array<string> = []
-        const format = formatOf(file.name, file.data, file.type)
+        const format = formatFor(file)
         if (format === "audio") {
           if (!options.speech) {
             return yield* toError(file)(
@@ -420,7 +452,7 @@ export const make = (options: Options = {}): Effect.Effect<Upload.Service, never
         return warnings.length > 0 ? { ...result, warnings } : result
       }).pipe(
         // one process from extraction to chunking: a queue of other files does not wait in between
-        (effect) => typeof configured === "object" ? effect : holdingProcess(effect),
+        (effect) => typeof configured === "object" || inProcess(file) ? effect : holdingProcess(effect),
         Effect.withSpan("LocalFiles.extractChunks", { attributes: { file: file.name } })
       )
 

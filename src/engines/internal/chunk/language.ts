@@ -10,7 +10,7 @@
  * franc), same script choice, same distance, same tie order: the same language
  * (`test/engines/language.test.ts` checks it against franc itself).
  */
-import { asTuples } from "trigram-utils"
+import { clean } from "trigram-utils"
 import { data } from "franc-min/data.js"
 import { expressions } from "franc-min/expressions.js"
 import { iso6393To1 } from "iso-639-3/iso6393-to-1.js"
@@ -70,6 +70,21 @@ const topScript = (value: string): [string | undefined, number] => {
   return [top, topCount]
 }
 
+/**
+ * The trigrams of a value with their occurrences: trigram-utils' `asTuples` (the same cleaning
+ * and padding) without its array of every trigram, dictionary object and sort (the distance is
+ * a sum, so the order does not matter).
+ */
+const trigramCounts = (value: string): Map<string, number> => {
+  const padded = ` ${clean(value)} `
+  const counts = new Map<string, number>()
+  for (let i = 0; i + 3 <= padded.length; i++) {
+    const trigram = padded.slice(i, i + 3)
+    counts.set(trigram, (counts.get(trigram) ?? 0) + 1)
+  }
+  return counts
+}
+
 /** franc's ISO 639-3 answer for a sample ("und" when undetermined). */
 export const franc3 = (text: string): string => {
   if (text.length < minLength) return "und"
@@ -79,17 +94,17 @@ export const franc3 = (text: string): string => {
   if (scriptModel === undefined) return script === undefined || count === 0 ? "und" : script
   const { languages, ranks } = scriptModel
   const distances = new Float64Array(languages.length)
-  for (const [trigram, occurrences] of asTuples(value)) {
+  trigramCounts(value).forEach((occurrences, trigram) => {
     const row = ranks.get(trigram)
     if (row === undefined) {
       for (let i = 0; i < distances.length; i++) distances[i]! += maxDifference
-      continue
+      return
     }
     for (let i = 0; i < distances.length; i++) {
       const rank = row[i]!
       distances[i]! += rank < 0 ? maxDifference : Math.abs(occurrences - rank - 1)
     }
-  }
+  })
   let best = 0
   for (let i = 1; i < distances.length; i++) if (distances[i]! < distances[best]!) best = i
   return languages[best]!

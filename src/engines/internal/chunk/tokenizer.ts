@@ -23,15 +23,16 @@ export type TiktokenEncoding = "cl100k_base" | "o200k_base"
 const asText = { allowedSpecial: new Set<string>(), disallowedSpecial: new Set<string>() }
 
 /**
- * The longest run without whitespace that is counted as one piece. BPE merges within one
- * pre-tokenised piece take time quadratic in its length (64 KiB of one "word" takes seconds, a
- * megabyte would take the better part of an hour), so a longer run (base64, minified code, a
- * hostile file) is counted in slices of this length: its count may then exceed tiktoken's by a
- * few tokens per slice, and every text with a whitespace at least this often is counted exactly.
+ * The longest run without whitespace (or of whitespace only) that is counted as one piece. BPE
+ * merges within one pre-tokenised piece take time quadratic in its length (64 KiB of one "word"
+ * takes seconds, a megabyte would take the better part of an hour), so a longer run (base64,
+ * minified code, a page of padding blanks, a hostile file) is counted in slices of this length:
+ * its count may then exceed tiktoken's by a few tokens per slice, and every text that changes
+ * between whitespace and the rest at least this often is counted exactly.
  */
 export const maxRunChars = 1024
 
-const longRun = new RegExp(`\\S{${maxRunChars + 1},}`, "g")
+const longRun = new RegExp(`\\S{${maxRunChars + 1},}|\\s{${maxRunChars + 1},}`, "g")
 
 /** Counts `text`, slicing runs longer than `maxRunChars` (see there). */
 const bounded = (count: (text: string) => number) => (text: string): number => {
