@@ -34,9 +34,31 @@ export const maxRunChars = 1024
 
 const longRun = new RegExp(`\\S{${maxRunChars + 1},}|\\s{${maxRunChars + 1},}`, "g")
 
+/** Whether a UTF-16 unit is whitespace as the regular expression `\s` means it. */
+const isSpace = (c: number): boolean =>
+  c === 32 || (c >= 9 && c <= 13) || (c > 127 &&
+    (c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 ||
+      c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff))
+
+/** Whether `text` has a run longer than `maxRunChars` of whitespace or of the rest (one pass, no regular expression). */
+const hasLongRun = (text: string): boolean => {
+  let run = 0
+  let space = false
+  for (let i = 0; i < text.length; i++) {
+    const s = isSpace(text.charCodeAt(i))
+    if (s === space) {
+      if (++run > maxRunChars) return true
+    } else {
+      space = s
+      run = 1
+    }
+  }
+  return false
+}
+
 /** Counts `text`, slicing runs longer than `maxRunChars` (see there). */
 const bounded = (count: (text: string) => number) => (text: string): number => {
-  if (text.length <= maxRunChars) return text.length === 0 ? 0 : count(text)
+  if (text.length <= maxRunChars || !hasLongRun(text)) return text.length === 0 ? 0 : count(text)
   longRun.lastIndex = 0
   let total = 0
   let from = 0

@@ -6,6 +6,7 @@
  */
 import chardet from "chardet"
 import iconv from "iconv-lite"
+import { isUtf8 } from "node:buffer"
 import type { Extracted } from "./types.js"
 
 const bom = (data: Uint8Array): string | undefined => {
@@ -15,14 +16,7 @@ const bom = (data: Uint8Array): string | undefined => {
   return undefined
 }
 
-const isUtf8 = (data: Uint8Array): boolean => {
-  try {
-    new TextDecoder("utf-8", { fatal: true }).decode(data)
-    return true
-  } catch {
-    return false
-  }
-}
+const utf8 = new TextDecoder("utf-8")
 
 /** Decodes with `encoding` when iconv-lite knows it, else undefined. */
 const decodeAs = (data: Uint8Array, encoding: string): string | undefined =>
@@ -39,7 +33,7 @@ export const decodeText = (data: Uint8Array, declared?: string): { text: string;
     const text = decodeAs(data, declared)
     if (text !== undefined) return { text, encoding: declared.toLowerCase() }
   }
-  if (isUtf8(data)) return { text: new TextDecoder("utf-8").decode(data), encoding: "utf-8" }
+  if (isUtf8(data)) return { text: utf8.decode(data), encoding: "utf-8" }
   const sample = data.subarray(0, 256 * 1024)
   const guessed = chardet.detect(sample)
   const text = guessed ? decodeAs(data, guessed) : undefined
