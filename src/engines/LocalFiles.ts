@@ -28,7 +28,6 @@ import { removeRepeatedLines } from "./internal/chunk/headers.js"
 import { detectLanguage } from "./internal/chunk/language.js"
 import { type TiktokenEncoding, tiktoken, type Tokenizer } from "./internal/chunk/tokenizer.js"
 import { extractDocument, formatOf } from "./internal/extract/index.js"
-import { checkHeader } from "./internal/extract/image.js"
 import { Isolate, type Lease } from "./internal/extract/isolate.js"
 import { defaultLangPath, shutdownOcr } from "./internal/extract/ocr.js"
 import { ExtractFailure, type Extracted, type ExtractRequest, wireType } from "./internal/extract/types.js"
@@ -135,15 +134,24 @@ const codePoints = (s: string): number => {
 const firstHeading = (text: string): string | undefined =>
   /^#{1,6}\s+(.+)$/m.exec(text)?.[1]?.trim()
 
-const firstParagraph = (text: string): string | undefined =>
-  text
-    .split(/\n\s*\n/)
-    .map((p) => p.replace(/\s+/g, " ").trim())
-    .find((p) => p.length > 0 && !p.startsWith("#") && !p.startsWith("|"))
+const firstParagraph = (text: string): string | undefined => {
+  for (const part of text.split(/\n\s*\n/)) {
+    const p = part.replace(/\s+/g, " ").trim()
+    if (p.length > 0 && !p.startsWith("#") && !p.startsWith("|")) return p
+  }
+  return undefined
+}
 
+/** `s` cut to `n` characters (code points) with an ellipsis; `s` itself when it fits. */
 const clip = (s: string, n: number) => {
-  const cp = Array.from(s)
-  return cp.length <= n ? s : cp.slice(0, n - 1).join("").trimEnd() + "…"
+  if (s.length <= n) return s // n UTF-16 units are at most n code points
+  let kept = ""
+  let count = 0
+  for (const c of s) {
+    if (++count > n) return kept.trimEnd() + "…"
+    if (count < n) kept += c
+  }
+  return s
 }
 
 /** The resolved options of one call. */
@@ -278,6 +286,9 @@ export const make = (options: Options = {}): Effect.Effect<Upload.Service, never
       (isolate && !inProcess(file)
         ? Effect.flatMap(FiberRef.get(leased), (lease) =>
           Effect.tryPromise({ try: (signal) => isolate.run(req, timeoutMs, signal, lease), catch: toError(file) }))
+        : isolate
+        // small plain text (inProcess): bounded work that no time-out could interrupt anyway
+        ? Effect.tryPromise({ try: () => extractDocument(req), catch: toError(file) })
         : Effect.tryPromise({ try: () => extractDocument(req), catch: toError(file) }).pipe(
           Effect.timeoutFail({
             duration: Duration.millis(timeoutMs),
@@ -346,7 +357,10 @@ export const make = (options: Options = {}): Effect.Effect<Upload.Service, never
         }
         if (format === "image" && opts.enableOcr && !opts.imagesOnly) {
           // the header's dimensions, here: an image bomb waits for no extraction process
-          yield* Effect.try({ try: () => checkHeader(file.data), catch: toError(file) })
+          yield* Effect.tryPromise({
+            try: async () => (await import("./internal/extract/image.js")).checkHeader(file.data),
+            catch: toError(file)
+          })
         }
         if (opts.enableVision === true || (opts.enableVision === undefined && (format === "image" || format === "svg"))) {
           warnings.push("enable_vision: no vision model is configured for the local engine; images are not described")
