@@ -95,6 +95,12 @@ export interface Options {
    * it has answered (`process` isolation). Default 1024.
    */
   readonly recycleMb?: number | undefined
+  /**
+   * How long an extraction process without work is kept before it exits (`process` isolation):
+   * its memory goes back once the files that needed it are done, and the next such file starts
+   * a fresh one. Default 30 seconds.
+   */
+  readonly processIdle?: Duration.DurationInput | undefined
   /** The speech-recognition service for audio files. Without it, audio fails with `speech_unavailable`. */
   readonly speech?: Speech | undefined
   /** Option values used when a call leaves them unset (e.g. `{ enable_ocr: true }`). */
@@ -236,7 +242,8 @@ export const make = (options: Options = {}): Effect.Effect<Upload.Service, never
             new Isolate({
               concurrency: options.concurrency ?? 1,
               memoryMb: options.memoryMb ?? 2048,
-              recycleMb: options.recycleMb
+              recycleMb: options.recycleMb,
+              idleMs: options.processIdle === undefined ? undefined : Duration.toMillis(Duration.decode(options.processIdle))
             })
           ),
           (pool) => Effect.sync(() => pool.close())

@@ -4,7 +4,7 @@
  * the extraction processes' own, byte for byte (SciFact abstracts, the shared SOURCES.md,
  * hostile texts at the size bound, other encodings, typed failures), no extraction process is
  * started for such files, and everything else (larger text, other formats, a `.md` name on
- * other bytes) still goes to the extraction processes.
+ * other bytes) still goes to the extraction processes, which exit when idle.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -116,5 +116,21 @@ describe("LocalFiles: small plain text in-process", () => {
       const r = yield* Effect.either(upload.extractChunks({ ...pdf, name: "notes.md" }))
       expect(extractionProcesses()).toBe(before + 1)
       if (r._tag === "Right") expect(r.right.type).toBe("pdf")
+    }), { timeout: 60_000 })
+
+  it.scopedLive("an extraction process exits after its idle time, and a fresh one serves the next file", () =>
+    Effect.gen(function*() {
+      const upload = yield* LocalFiles.make({ concurrency: 1, processIdle: "300 millis" })
+      // text over the in-process bound: read in an extraction process
+      const large = file("large.txt", "Words of a long note. ".repeat(Math.ceil((bound + 1) / 22)))
+      const before = extractionProcesses()
+      const first = yield* upload.extract(large)
+      expect(extractionProcesses()).toBe(before + 1)
+      // generous: the process exits once idle; poll until it has gone (a loaded machine is slow)
+      for (let i = 0; i < 200 && extractionProcesses() > before; i++) yield* Effect.sleep("100 millis")
+      expect(extractionProcesses()).toBe(before)
+      const again = yield* upload.extract(large)
+      expect(again.content).toBe(first.content)
+      expect(extractionProcesses()).toBe(before + 1)
     }), { timeout: 60_000 })
 })
