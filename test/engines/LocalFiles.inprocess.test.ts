@@ -26,12 +26,23 @@ const extractionProcesses = (): number =>
     if (!/^\d+$/.test(pid)) return false
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])
-      return ppid === process.pid && /extract\/worker\.[jt]s/.test(readFileSync(`/proc/${pid}/cmdline`, "utf8"))
+      const [state, ppid] = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+      return state !== "Z" && Number(ppid) === process.pid &&
+        /extract\/worker\.[jt]s/.test(readFileSync(`/proc/${pid}/cmdline`, "utf8"))
     } catch {
       return false // ended meanwhile
     }
   }).length
+
+/**
+ * Waits until no extraction process of this process is left (those of a closed engine are
+ * killed as its scope ends, and may take a moment to go on a loaded machine); returns 0.
+ */
+const noneLeft = Effect.gen(function*() {
+  for (let i = 0; i < 300 && extractionProcesses() > 0; i++) yield* Effect.sleep("100 millis")
+  expect(extractionProcesses()).toBe(0)
+  return 0
+})
 
 /** A result without what differs between two calls (its id and time). */
 const comparable = (r: Upload.EmbeddingsResult) => ({ ...r, id: "", created: 0 })
@@ -71,7 +82,7 @@ describe("LocalFiles: small plain text in-process", () => {
       const { here, there } = yield* both
       const files = [...scifact(40), fixtureFile("SOURCES.md"), ...hostile]
       for (const f of files) expect(f.data.byteLength).toBeLessThanOrEqual(bound)
-      const before = extractionProcesses()
+      const before = yield* noneLeft
       const ours = yield* Effect.forEach(files, (f) => here.extractChunks(f))
       const std = yield* here.extract(files[0]!, { page_based: true })
       // nothing needed an extraction process: none was started
@@ -100,7 +111,7 @@ describe("LocalFiles: small plain text in-process", () => {
   it.scopedLive("sends larger text and other formats to an extraction process", () =>
     Effect.gen(function*() {
       const upload = yield* LocalFiles.make({ concurrency: 1 })
-      const before = extractionProcesses()
+      const before = yield* noneLeft
       const large = "Plain words of a long note. ".repeat(Math.ceil((bound + 1) / 28))
       const r = yield* upload.extractChunks(file("large.md", large))
       expect(r.data.data.chunks.length).toBeGreaterThan(1)
@@ -112,7 +123,7 @@ describe("LocalFiles: small plain text in-process", () => {
       const upload = yield* LocalFiles.make({ concurrency: 1 })
       const pdf = fixtureFile("pdf/helloworld-bad-xref.pdf")
       expect(pdf.data.byteLength).toBeLessThanOrEqual(bound)
-      const before = extractionProcesses()
+      const before = yield* noneLeft
       const r = yield* Effect.either(upload.extractChunks({ ...pdf, name: "notes.md" }))
       expect(extractionProcesses()).toBe(before + 1)
       if (r._tag === "Right") expect(r.right.type).toBe("pdf")
@@ -120,10 +131,10 @@ describe("LocalFiles: small plain text in-process", () => {
 
   it.scopedLive("an extraction process exits after its idle time, and a fresh one serves the next file", () =>
     Effect.gen(function*() {
-      const upload = yield* LocalFiles.make({ concurrency: 1, processIdle: "300 millis" })
+      const upload = yield* LocalFiles.make({ concurrency: 1, processIdle: "2 seconds" })
       // text over the in-process bound: read in an extraction process
       const large = file("large.txt", "Words of a long note. ".repeat(Math.ceil((bound + 1) / 22)))
-      const before = extractionProcesses()
+      const before = yield* noneLeft
       const first = yield* upload.extract(large)
       expect(extractionProcesses()).toBe(before + 1)
       // generous: the process exits once idle; poll until it has gone (a loaded machine is slow)
