@@ -80,10 +80,10 @@ export interface Options {
    * Plain text files (detected type TXT, which includes Markdown) up to this many bytes are
    * extracted and chunked in this process even with `process` isolation: decoding, tidying and
    * chunking them is linear in their size and needs no parser library, so a file this small
-   * holds the event loop for milliseconds (a few hundred at worst, for hostile text such as one
-   * 16 KiB word), far below the time-out, and cannot approach the heap limit. Every other
-   * format, and larger text, goes to the extraction processes. Default 16 KiB; 0 sends every
-   * file there.
+   * holds the event loop for milliseconds (a few hundred at worst, for text built to be slow:
+   * `benchmarks/inprocess-text.ts`), far below the time-out, and cannot approach the heap
+   * limit. Every other format, and larger text, goes to the extraction processes. Default
+   * 16 KiB; 0 sends every file there.
    */
   readonly inProcessBytes?: number | undefined
   /** Extraction processes run at once (`process` isolation). Default 1. */
