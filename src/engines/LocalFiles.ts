@@ -218,6 +218,12 @@ const finalUnits = (doc: Extracted, opts: CallOptions, warnings: Array<string>):
   })
 }
 
+/**
+ * A span per call names its file; without the call site's stack trace, which V8 would capture
+ * for every file (a span's stack locates this module's code, and says nothing about the file).
+ */
+const spanOptions = (file: Upload.UploadFile) => ({ attributes: { file: file.name }, captureStackTrace: false })
+
 // =============================================================================
 // Service
 // =============================================================================
@@ -393,8 +399,7 @@ export const make = (options: Options = {}): Effect.Effect<Upload.Service, never
 
     /** `save_all`: keeps the raw file and the result in `saveDir/<time>-<id>/`. */
     const save = (file: Upload.UploadFile, opts: CallOptions, result: unknown, warnings: Array<string>) =>
-      Effect.gen(function*() {
-        if (!opts.saveAll) return
+      !opts.saveAll ? Effect.void : Effect.gen(function*() {
         if (!options.saveDir) {
           warnings.push("save_all: no save directory is configured for the local engine (LocalFiles saveDir); nothing was saved")
           return
@@ -430,10 +435,10 @@ export const make = (options: Options = {}): Effect.Effect<Upload.Service, never
       })
 
     const extract = (file: Upload.UploadFile, options?: Upload.UploadOptions) =>
-      standard(file, options).pipe(Effect.withSpan("LocalFiles.extract", { attributes: { file: file.name } }))
+      standard(file, options).pipe(Effect.withSpan("LocalFiles.extract", spanOptions(file)))
 
     const files = (file: Upload.UploadFile, options?: Upload.UploadOptions) =>
-      standard(file, options).pipe(Effect.withSpan("LocalFiles.files", { attributes: { file: file.name } }))
+      standard(file, options).pipe(Effect.withSpan("LocalFiles.files", spanOptions(file)))
 
     const extractChunks = (file: Upload.UploadFile, options: Upload.UploadOptions = {}) =>
       Effect.gen(function*() {
@@ -474,7 +479,7 @@ export const make = (options: Options = {}): Effect.Effect<Upload.Service, never
       }).pipe(
         // one process from extraction to chunking: a queue of other files does not wait in between
         (effect) => typeof configured === "object" || inProcess(file) ? effect : holdingProcess(effect),
-        Effect.withSpan("LocalFiles.extractChunks", { attributes: { file: file.name } })
+        Effect.withSpan("LocalFiles.extractChunks", spanOptions(file))
       )
 
     return Upload.Upload.of({ extract, extractChunks, files })
