@@ -98,7 +98,7 @@ export interface Options {
   /**
    * How long an extraction process without work is kept before it exits (`process` isolation):
    * its memory goes back once the files that needed it are done, and the next such file starts
-   * a fresh one. Default 30 seconds.
+   * a fresh one. Default 60 seconds (a server with steady traffic keeps its processes warm).
    */
   readonly processIdle?: Duration.DurationInput | undefined
   /** The speech-recognition service for audio files. Without it, audio fails with `speech_unavailable`. */

@@ -24,7 +24,7 @@ export interface IsolateOptions {
    */
   readonly recycleMb?: number | undefined
   /**
-   * Milliseconds a process may stay idle before it exits (default 30 s): its memory is given
+   * Milliseconds a process may stay idle before it exits (default 60 s): its memory is given
    * back once a run of documents that needed it is over.
    */
   readonly idleMs?: number | undefined
@@ -34,7 +34,7 @@ export interface IsolateOptions {
 export const defaultRecycleMb = 1024
 
 /** The default idle time after which an extraction process exits, in milliseconds. */
-export const defaultIdleMs = 30_000
+export const defaultIdleMs = 60_000
 
 /** One process held for several requests in a row ({@link Isolate.lease}). */
 export interface Lease {
