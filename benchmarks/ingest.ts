@@ -10,8 +10,9 @@
  *
  * Case `scifact` (the comparison): the SciFact abstracts (`$EFFECT_RAG_SHARED/bench/scifact`),
  * written as one Markdown file each (`# title` + text), through
- * - `effect-rag`: the built CLI, `effect-rag ingest DIR --db DB --json` (extraction workers,
- *   structure-aware 512-token chunks, manifest, LanceDB with full-text index);
+ * - `effect-rag`: the built CLI, `effect-rag ingest DIR --db DB --json` (small Markdown read in
+ *   the CLI's process, other formats in extraction workers; structure-aware 512-token chunks,
+ *   manifest, LanceDB with full-text index);
  * - `langchain-token` / `langchain-char`: `benchmarks/peers/langchain-ingest.mjs`, LangChain.js's
  *   DirectoryLoader + TextLoader + RecursiveCharacterTextSplitter (by js-tiktoken tokens or by
  *   characters) + a LanceDB table with a full-text index;
@@ -172,7 +173,7 @@ const cli = join(packageRoot(), "bin", "effect-rag.js")
 
 const effectRag = (concurrency: number): Pipeline => ({
   name: "effect-rag",
-  description: "effect-rag ingest (built CLI): extraction workers, 512-token structure-aware chunks, LanceDB + FTS",
+  description: "effect-rag ingest (built CLI): small text in-process, other formats in extraction workers, 512-token structure-aware chunks, LanceDB + FTS",
   command: (dir, db) => [process.execPath, [cli, "ingest", dir, "--db", db, "--collection", "bench", "--json", "--concurrency", String(concurrency)]]
 })
 

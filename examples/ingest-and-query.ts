@@ -34,8 +34,8 @@ const program = Effect.gen(function*() {
   }
 })
 
-// The embedded defaults: the local document engine (extraction in worker processes) and LanceDB
-// in a folder on disk. Swap LocalFiles.layer() for the remote Upload layer to extract through
+// The embedded defaults: the local document engine (extraction in worker processes, small plain
+// text in this one) and LanceDB in a folder on disk. Swap LocalFiles.layer() for the remote Upload layer to extract through
 // the API instead; swap LanceDbStore for another VectorStore adapter.
 const services = Layer.merge(LocalFiles.layer(), LanceDbStore.layer({ uri: ".effect-rag/example-db" }))
 

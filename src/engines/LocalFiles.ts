@@ -10,7 +10,9 @@
  *
  * Every extraction runs in a child process with a time-out and a heap limit (see `isolation`),
  * so a hostile or broken file ends in a typed {@link RagError.ExtractionError}, never a defect
- * or a hung program.
+ * or a hung program. The exception is small plain text (TXT, Markdown: by detected type, up to
+ * `inProcessBytes`), whose extraction and chunking take no parser library and a bounded time, so
+ * they run in this process without the round trip (see `inProcessBytes`).
  *
  * @since 0.1.0
  */
@@ -26,7 +28,6 @@ import { removeRepeatedLines } from "./internal/chunk/headers.js"
 import { detectLanguage } from "./internal/chunk/language.js"
 import { type TiktokenEncoding, tiktoken, type Tokenizer } from "./internal/chunk/tokenizer.js"
 import { extractDocument, formatOf } from "./internal/extract/index.js"
-import { checkHeader } from "./internal/extract/image.js"
 import { Isolate, type Lease } from "./internal/extract/isolate.js"
 import { defaultLangPath, shutdownOcr } from "./internal/extract/ocr.js"
 import { ExtractFailure, type Extracted, type ExtractRequest, wireType } from "./internal/extract/types.js"
@@ -75,6 +76,16 @@ export interface Options {
    * parsers that yield, and chunking runs on this process's event loop.
    */
   readonly isolation?: "process" | "inline" | undefined
+  /**
+   * Plain text files (detected type TXT, which includes Markdown) up to this many bytes are
+   * extracted and chunked in this process even with `process` isolation: decoding, tidying and
+   * chunking them is linear in their size and needs no parser library, so a file this small
+   * holds the event loop for milliseconds (a few hundred at worst, for text built to be slow:
+   * `benchmarks/inprocess-text.ts`), far below the time-out, and cannot approach the heap
+   * limit. Every other format, and larger text, goes to the extraction processes. Default
+   * 16 KiB; 0 sends every file there.
+   */
+  readonly inProcessBytes?: number | undefined
   /** Extraction processes run at once (`process` isolation). Default 1. */
   readonly concurrency?: number | undefined
   /** Heap limit of an extraction process in MiB. Default 2048. */
@@ -84,6 +95,12 @@ export interface Options {
    * it has answered (`process` isolation). Default 1024.
    */
   readonly recycleMb?: number | undefined
+  /**
+   * How long an extraction process without work is kept before it exits (`process` isolation):
+   * its memory goes back once the files that needed it are done, and the next such file starts
+   * a fresh one. Default 60 seconds (a server with steady traffic keeps its processes warm).
+   */
+  readonly processIdle?: Duration.DurationInput | undefined
   /** The speech-recognition service for audio files. Without it, audio fails with `speech_unavailable`. */
   readonly speech?: Speech | undefined
   /** Option values used when a call leaves them unset (e.g. `{ enable_ocr: true }`). */
@@ -96,6 +113,8 @@ export const defaultChunkSize = 512
 export const defaultChunkOverlap = 64
 /** The default per-file time-out. */
 export const defaultTimeout: Duration.Duration = Duration.seconds(120)
+/** The default size up to which plain text is extracted and chunked in this process. */
+export const defaultInProcessBytes = 16 * 1024
 
 // =============================================================================
 // Helpers
@@ -121,15 +140,24 @@ const codePoints = (s: string): number => {
 const firstHeading = (text: string): string | undefined =>
   /^#{1,6}\s+(.+)$/m.exec(text)?.[1]?.trim()
 
-const firstParagraph = (text: string): string | undefined =>
-  text
-    .split(/\n\s*\n/)
-    .map((p) => p.replace(/\s+/g, " ").trim())
-    .find((p) => p.length > 0 && !p.startsWith("#") && !p.startsWith("|"))
+const firstParagraph = (text: string): string | undefined => {
+  for (const part of text.split(/\n\s*\n/)) {
+    const p = part.replace(/\s+/g, " ").trim()
+    if (p.length > 0 && !p.startsWith("#") && !p.startsWith("|")) return p
+  }
+  return undefined
+}
 
+/** `s` cut to `n` characters (code points) with an ellipsis; `s` itself when it fits. */
 const clip = (s: string, n: number) => {
-  const cp = Array.from(s)
-  return cp.length <= n ? s : cp.slice(0, n - 1).join("").trimEnd() + "…"
+  if (s.length <= n) return s // n UTF-16 units are at most n code points
+  let kept = ""
+  let count = 0
+  for (const c of s) {
+    if (++count > n) return kept.trimEnd() + "…"
+    if (count < n) kept += c
+  }
+  return s
 }
 
 /** The resolved options of one call. */
@@ -190,6 +218,12 @@ const finalUnits = (doc: Extracted, opts: CallOptions, warnings: Array<string>):
   })
 }
 
+/**
+ * A span per call names its file; without the call site's stack trace, which V8 would capture
+ * for every file (a span's stack locates this module's code, and says nothing about the file).
+ */
+const spanOptions = (file: Upload.UploadFile) => ({ attributes: { file: file.name }, captureStackTrace: false })
+
 // =============================================================================
 // Service
 // =============================================================================
@@ -205,6 +239,7 @@ export const make = (options: Options = {}): Effect.Effect<Upload.Service, never
     const ocrLangPath = options.ocr === false ? undefined : (options.ocrLangPath ?? defaultLangPath())
     const ocrLanguages = options.ocrLanguages ?? "eng"
     const defaults = options.defaults ?? {}
+    const inProcessBytes = options.inProcessBytes ?? defaultInProcessBytes
     const isolate =
       options.isolation === "inline"
         ? yield* Effect.as(Effect.addFinalizer(() => Effect.promise(() => shutdownOcr())), undefined)
@@ -213,7 +248,8 @@ export const make = (options: Options = {}): Effect.Effect<Upload.Service, never
             new Isolate({
               concurrency: options.concurrency ?? 1,
               memoryMb: options.memoryMb ?? 2048,
-              recycleMb: options.recycleMb
+              recycleMb: options.recycleMb,
+              idleMs: options.processIdle === undefined ? undefined : Duration.toMillis(Duration.decode(options.processIdle))
             })
           ),
           (pool) => Effect.sync(() => pool.close())
@@ -241,11 +277,31 @@ export const make = (options: Options = {}): Effect.Effect<Upload.Service, never
         )
         : effect
 
+    /** The format a file is read as, detected once per file. */
+    const detected = new WeakMap<Upload.UploadFile, ReturnType<typeof formatOf>>()
+    const formatFor = (file: Upload.UploadFile): ReturnType<typeof formatOf> => {
+      if (detected.has(file)) return detected.get(file)
+      const format = formatOf(file.name, file.data, file.type)
+      detected.set(file, format)
+      return format
+    }
+
+    /**
+     * Whether a file is extracted (and chunked) in this process: always with `inline`
+     * isolation, else plain text up to `inProcessBytes` (see there).
+     */
+    const inProcess = (file: Upload.UploadFile): boolean =>
+      isolate === undefined ||
+      (file.data.byteLength > 0 && file.data.byteLength <= inProcessBytes && formatFor(file) === "txt")
+
     /** Runs the extractor with the time-out, in a child process or inline. */
     const runExtraction = (file: Upload.UploadFile, req: ExtractRequest) =>
-      (isolate
+      (isolate && !inProcess(file)
         ? Effect.flatMap(FiberRef.get(leased), (lease) =>
           Effect.tryPromise({ try: (signal) => isolate.run(req, timeoutMs, signal, lease), catch: toError(file) }))
+        : isolate
+        // small plain text (inProcess): bounded work that no time-out could interrupt anyway
+        ? Effect.tryPromise({ try: () => extractDocument(req), catch: toError(file) })
         : Effect.tryPromise({ try: () => extractDocument(req), catch: toError(file) }).pipe(
           Effect.timeoutFail({
             duration: Duration.millis(timeoutMs),
@@ -258,7 +314,7 @@ export const make = (options: Options = {}): Effect.Effect<Upload.Service, never
      * the tokenizer is a tiktoken encoding name, else here.
      */
     const chunkFile = (file: Upload.UploadFile, pages: ReadonlyArray<Upload.PageContent>) =>
-      isolate && typeof configured !== "object"
+      isolate && typeof configured !== "object" && !inProcess(file)
         ? Effect.flatMap(FiberRef.get(leased), (lease) =>
           Effect.tryPromise({
             try: (signal) =>
@@ -299,7 +355,7 @@ export const make = (options: Options = {}): Effect.Effect<Upload.Service, never
           })
         }
         const warnings: Array<string> = []
-        const format = formatOf(file.name, file.data, file.type)
+        const format = formatFor(file)
         if (format === "audio") {
           if (!options.speech) {
             return yield* toError(file)(
@@ -314,7 +370,10 @@ export const make = (options: Options = {}): Effect.Effect<Upload.Service, never
         }
         if (format === "image" && opts.enableOcr && !opts.imagesOnly) {
           // the header's dimensions, here: an image bomb waits for no extraction process
-          yield* Effect.try({ try: () => checkHeader(file.data), catch: toError(file) })
+          yield* Effect.tryPromise({
+            try: async () => (await import("./internal/extract/image.js")).checkHeader(file.data),
+            catch: toError(file)
+          })
         }
         if (opts.enableVision === true || (opts.enableVision === undefined && (format === "image" || format === "svg"))) {
           warnings.push("enable_vision: no vision model is configured for the local engine; images are not described")
@@ -340,8 +399,7 @@ export const make = (options: Options = {}): Effect.Effect<Upload.Service, never
 
     /** `save_all`: keeps the raw file and the result in `saveDir/<time>-<id>/`. */
     const save = (file: Upload.UploadFile, opts: CallOptions, result: unknown, warnings: Array<string>) =>
-      Effect.gen(function*() {
-        if (!opts.saveAll) return
+      !opts.saveAll ? Effect.void : Effect.gen(function*() {
         if (!options.saveDir) {
           warnings.push("save_all: no save directory is configured for the local engine (LocalFiles saveDir); nothing was saved")
           return
@@ -377,10 +435,10 @@ export const make = (options: Options = {}): Effect.Effect<Upload.Service, never
       })
 
     const extract = (file: Upload.UploadFile, options?: Upload.UploadOptions) =>
-      standard(file, options).pipe(Effect.withSpan("LocalFiles.extract", { attributes: { file: file.name } }))
+      standard(file, options).pipe(Effect.withSpan("LocalFiles.extract", spanOptions(file)))
 
     const files = (file: Upload.UploadFile, options?: Upload.UploadOptions) =>
-      standard(file, options).pipe(Effect.withSpan("LocalFiles.files", { attributes: { file: file.name } }))
+      standard(file, options).pipe(Effect.withSpan("LocalFiles.files", spanOptions(file)))
 
     const extractChunks = (file: Upload.UploadFile, options: Upload.UploadOptions = {}) =>
       Effect.gen(function*() {
@@ -420,8 +478,8 @@ export const make = (options: Options = {}): Effect.Effect<Upload.Service, never
         return warnings.length > 0 ? { ...result, warnings } : result
       }).pipe(
         // one process from extraction to chunking: a queue of other files does not wait in between
-        (effect) => typeof configured === "object" ? effect : holdingProcess(effect),
-        Effect.withSpan("LocalFiles.extractChunks", { attributes: { file: file.name } })
+        (effect) => typeof configured === "object" || inProcess(file) ? effect : holdingProcess(effect),
+        Effect.withSpan("LocalFiles.extractChunks", spanOptions(file))
       )
 
     return Upload.Upload.of({ extract, extractChunks, files })

@@ -5,12 +5,13 @@
  * The answer is franc's, computed faster. franc scores a sample against every model of its
  * script one model at a time (each sample trigram looked up in each model: about 0.5 ms a
  * document, a fifth of an ingest's main thread). Here the models of a script are turned once
- * into one table, trigram → its rank in every model, so each sample trigram is looked up once
- * and the distances of all languages are summed in one pass. Same trigrams (trigram-utils, as
- * franc), same script choice, same distance, same tie order: the same language
+ * into one table, trigram → the models that have it with its rank there, so each sample trigram
+ * is looked up once and touches only those models (every other model adds the fixed penalty),
+ * and an all-ASCII sample finds its script in one pass. Same trigrams (trigram-utils' cleaning,
+ * as franc), same script choice, same distance, same tie order: the same language
  * (`test/engines/language.test.ts` checks it against franc itself).
  */
-import { asTuples } from "trigram-utils"
+import { clean } from "trigram-utils"
 import { data } from "franc-min/data.js"
 import { expressions } from "franc-min/expressions.js"
 import { iso6393To1 } from "iso-639-3/iso6393-to-1.js"
@@ -29,7 +30,7 @@ const maxDifference = 300
 
 interface ScriptModels {
   readonly languages: ReadonlyArray<string>
-  /** trigram → rank in each language's model (-1: not in it). */
+  /** trigram → (language index, rank) pairs of the models that have it. */
   readonly ranks: Map<string, Int16Array>
 }
 
@@ -51,23 +52,63 @@ const scriptModels = (): Map<string, ScriptModels> => {
         row[i] = rank
       })
     })
+    // sparse rows: a trigram is in a few of a script's models, and a model that lacks it costs
+    // the same fixed penalty as any other
+    for (const [trigram, row] of ranks) {
+      const pairs: Array<number> = []
+      row.forEach((rank, i) => (rank >= 0 ? pairs.push(i, rank) : undefined))
+      ranks.set(trigram, Int16Array.from(pairs))
+    }
     models.set(script, { languages: names, ranks })
   }
   return models
 }
 
-/** The script whose characters occur most in `value` (franc's choice: the first of equals). */
+const asciiOnly = /^[\x00-\x7f]*$/
+
+/** ASCII letters: the only ASCII characters any script expression matches (Latin's). */
+const asciiLetters = (value: string): number => {
+  let n = 0
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i) | 0x20
+    if (c >= 0x61 && c <= 0x7a) n++
+  }
+  return n
+}
+
+/**
+ * The script whose characters occur most in `value` (franc's choice: the first of equals). An
+ * all-ASCII sample (most prose in Latin script) is counted in one pass: of ASCII characters the
+ * script expressions match only Latin's letters.
+ */
 const topScript = (value: string): [string | undefined, number] => {
   let top: string | undefined
   let topCount = -1
+  const ascii = asciiOnly.test(value)
   for (const [script, expression] of Object.entries(expressions)) {
-    const count = (value.match(expression)?.length ?? 0) / value.length || 0
+    const matches = ascii ? (script === "Latin" ? asciiLetters(value) : 0) : (value.match(expression)?.length ?? 0)
+    const count = matches / value.length || 0
     if (count > topCount) {
       topCount = count
       top = script
     }
   }
   return [top, topCount]
+}
+
+/**
+ * The trigrams of a value with their occurrences: trigram-utils' `asTuples` (the same cleaning
+ * and padding) without its array of every trigram, dictionary object and sort (the distance is
+ * a sum, so the order does not matter).
+ */
+const trigramCounts = (value: string): Map<string, number> => {
+  const padded = ` ${clean(value)} `
+  const counts = new Map<string, number>()
+  for (let i = 0; i + 3 <= padded.length; i++) {
+    const trigram = padded.slice(i, i + 3)
+    counts.set(trigram, (counts.get(trigram) ?? 0) + 1)
+  }
+  return counts
 }
 
 /** franc's ISO 639-3 answer for a sample ("und" when undetermined). */
@@ -78,18 +119,16 @@ export const franc3 = (text: string): string => {
   const scriptModel = script === undefined ? undefined : scriptModels().get(script)
   if (scriptModel === undefined) return script === undefined || count === 0 ? "und" : script
   const { languages, ranks } = scriptModel
-  const distances = new Float64Array(languages.length)
-  for (const [trigram, occurrences] of asTuples(value)) {
-    const row = ranks.get(trigram)
-    if (row === undefined) {
-      for (let i = 0; i < distances.length; i++) distances[i]! += maxDifference
-      continue
+  // every trigram costs each model the penalty, except models that have it: |occurrences - rank - 1|
+  const counts = trigramCounts(value)
+  const distances = new Float64Array(languages.length).fill(counts.size * maxDifference)
+  counts.forEach((occurrences, trigram) => {
+    const pairs = ranks.get(trigram)
+    if (pairs === undefined) return
+    for (let j = 0; j < pairs.length; j += 2) {
+      distances[pairs[j]!]! += Math.abs(occurrences - pairs[j + 1]! - 1) - maxDifference
     }
-    for (let i = 0; i < distances.length; i++) {
-      const rank = row[i]!
-      distances[i]! += rank < 0 ? maxDifference : Math.abs(occurrences - rank - 1)
-    }
-  }
+  })
   let best = 0
   for (let i = 1; i < distances.length; i++) if (distances[i]! < distances[best]!) best = i
   return languages[best]!

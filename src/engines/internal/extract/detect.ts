@@ -9,8 +9,9 @@ import { zipNames } from "./zip.js"
 const startsWith = (data: Uint8Array, bytes: ReadonlyArray<number>, at = 0) =>
   bytes.every((b, i) => data[at + i] === b)
 
+/** The bytes `from`..`to` as Latin-1 characters (one per byte; no spread of the bytes as arguments). */
 const ascii = (data: Uint8Array, from: number, to: number) =>
-  String.fromCharCode(...data.subarray(from, Math.min(to, data.length)))
+  Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString("latin1", from, Math.min(to, data.length))
 
 const byExtension: Record<string, Format> = {
   ".pdf": "pdf",

@@ -193,10 +193,7 @@ export const extractHtml = async (data: Uint8Array): Promise<Extracted> => {
 // =============================================================================
 
 /** Extracts plain text (encoding detected). */
-export const extractTxt = async (data: Uint8Array): Promise<Extracted> => {
-  const { text } = decodeText(data)
-  return { format: "txt", units: [{ page: 1, content: tidy(text) }], warnings: [] }
-}
+export { extractTxt } from "./text.js"
 
 // =============================================================================
 // Images

@@ -14,6 +14,7 @@ const formats = () => import("./formats.js")
 const pdf = () => import("./pdf.js")
 const pptx = () => import("./pptx.js")
 const sheet = () => import("./sheet.js")
+const text = () => import("./text.js")
 const xlsx = () => import("@e965/xlsx")
 
 export * from "./types.js"
@@ -105,7 +106,7 @@ const byFormat = async (format: Format, req: ExtractRequest): Promise<Extracted>
     case "html":
       return (await formats()).extractHtml(data)
     case "txt":
-      return (await formats()).extractTxt(data)
+      return (await text()).extractTxt(data)
     case "svg":
       return (await formats()).extractSvg(data, options)
     case "image":

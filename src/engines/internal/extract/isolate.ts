@@ -4,7 +4,8 @@
  * each request has a time-out after which its process is killed (SIGKILL) and a fresh one is
  * started for the next request; each process has a heap limit, and a process whose memory
  * (RSS) has grown past a high-water mark is retired after its answer and replaced by a fresh
- * one. Processes are started lazily, reused, and do not keep the parent alive while idle.
+ * one. Processes are started lazily (the first request that needs one), reused, do not keep the
+ * parent alive while idle, and exit after `idleMs` without work (a fresh one starts on demand).
  */
 import { type ChildProcess, fork } from "node:child_process"
 import { createRequire } from "node:module"
@@ -22,10 +23,18 @@ export interface IsolateOptions {
    * memory a decoder or OCR engine grew to is given back instead of kept for ever.
    */
   readonly recycleMb?: number | undefined
+  /**
+   * Milliseconds a process may stay idle before it exits (default 60 s): its memory is given
+   * back once a run of documents that needed it is over.
+   */
+  readonly idleMs?: number | undefined
 }
 
 /** The default RSS high-water mark of an extraction process, in MiB. */
 export const defaultRecycleMb = 1024
+
+/** The default idle time after which an extraction process exits, in milliseconds. */
+export const defaultIdleMs = 60_000
 
 /** One process held for several requests in a row ({@link Isolate.lease}). */
 export interface Lease {
@@ -46,6 +55,8 @@ interface Slot {
   ready: Promise<void>
   busy: boolean
   stderr: string
+  /** Ends the idle process (set while it waits for work). */
+  idle: ReturnType<typeof setTimeout> | undefined
 }
 
 /** How long a fresh process may take to load (not counted in a request's time-out). */
@@ -73,7 +84,8 @@ export class Isolate {
       child: undefined,
       ready: Promise.resolve(),
       busy: false,
-      stderr: ""
+      stderr: "",
+      idle: undefined
     }))
   }
 
@@ -116,6 +128,8 @@ export class Isolate {
     const free = this.slots.find((s) => !s.busy)
     if (free) {
       free.busy = true
+      clearTimeout(free.idle)
+      free.idle = undefined
       return Promise.resolve(free)
     }
     return new Promise((resolve) => this.waiting.push(resolve))
@@ -129,6 +143,16 @@ export class Isolate {
       // idle: let the parent exit if nothing else keeps it alive
       slot.child?.unref()
       ;(slot.child as unknown as { channel?: { unref?: () => void } } | undefined)?.channel?.unref?.()
+      const child = slot.child
+      if (child !== undefined) {
+        slot.idle = setTimeout(() => {
+          slot.idle = undefined
+          if (slot.busy || slot.child !== child) return
+          this.retire(slot, child)
+          this.idledOut++
+        }, this.options.idleMs ?? defaultIdleMs)
+        slot.idle.unref()
+      }
     }
   }
 
@@ -180,8 +204,13 @@ export class Isolate {
   private retireIfLarge(slot: Slot, child: ChildProcess, rss: number | undefined): void {
     const limit = (this.options.recycleMb ?? defaultRecycleMb) * 1024 * 1024
     if (rss === undefined || rss <= limit || slot.child !== child) return
-    slot.child = undefined
+    this.retire(slot, child)
     this.retired++
+  }
+
+  /** Ends a process: a fresh one serves the slot's next request. */
+  private retire(slot: Slot, child: ChildProcess): void {
+    slot.child = undefined
     // the child shuts its OCR worker down and exits when its channel closes; killed if it lingers
     child.disconnect()
     setTimeout(() => child.kill("SIGKILL"), 5_000).unref()
@@ -189,6 +218,9 @@ export class Isolate {
 
   /** Processes retired at the high-water mark so far (for tests and reports). */
   retired = 0
+
+  /** Processes that exited after `idleMs` without work so far (for tests and reports). */
+  idledOut = 0
 
   private runOn<A>(slot: Slot, work: Work, timeoutMs: number, signal?: AbortSignal): Promise<A> {
     return new Promise<A>((resolve, reject) => {
@@ -254,6 +286,7 @@ export class Isolate {
   close(): void {
     this.closed = true
     for (const slot of this.slots) {
+      clearTimeout(slot.idle)
       slot.child?.kill("SIGKILL")
       slot.child = undefined
     }

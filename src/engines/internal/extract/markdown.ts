@@ -10,6 +10,9 @@
  */
 import { parseHTML } from "linkedom"
 import TurndownService from "turndown"
+import { tidy } from "./text.js"
+
+export { tidy }
 
 /** Escapes a table cell for a Markdown table row. */
 export const cell = (text: string): string => text.replace(/\s+/g, " ").trim().replace(/\|/g, "\\|")
@@ -131,11 +134,3 @@ export const htmlToMarkdown = (input: string | object): string => {
   const md = service.turndown(node as TurndownService.Node)
   return tidy(md)
 }
-
-/** Collapses runs of blank lines and trims trailing spaces. */
-export const tidy = (text: string): string =>
-  text
-    .replace(/\r\n?/g, "\n")
-    .replace(/[ \t]+\n/g, "\n")
-    .replace(/\n{3,}/g, "\n\n")
-    .trim()

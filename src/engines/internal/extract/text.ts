@@ -1,9 +1,13 @@
 /**
  * Bytes to text: a byte-order mark wins, then a declared encoding (XML/HTML), then the
- * encoding chardet detects; iconv-lite decodes.
+ * encoding chardet detects; iconv-lite decodes. Also plain text (TXT, Markdown) as a document:
+ * light (no parser library) and linear in the input, so the local engine runs it in its own
+ * process for small files (see `LocalFiles`).
  */
 import chardet from "chardet"
 import iconv from "iconv-lite"
+import { isUtf8 } from "node:buffer"
+import type { Extracted } from "./types.js"
 
 const bom = (data: Uint8Array): string | undefined => {
   if (data[0] === 0xef && data[1] === 0xbb && data[2] === 0xbf) return "utf-8"
@@ -12,14 +16,7 @@ const bom = (data: Uint8Array): string | undefined => {
   return undefined
 }
 
-const isUtf8 = (data: Uint8Array): boolean => {
-  try {
-    new TextDecoder("utf-8", { fatal: true }).decode(data)
-    return true
-  } catch {
-    return false
-  }
-}
+const utf8 = new TextDecoder("utf-8")
 
 /** Decodes with `encoding` when iconv-lite knows it, else undefined. */
 const decodeAs = (data: Uint8Array, encoding: string): string | undefined =>
@@ -36,7 +33,7 @@ export const decodeText = (data: Uint8Array, declared?: string): { text: string;
     const text = decodeAs(data, declared)
     if (text !== undefined) return { text, encoding: declared.toLowerCase() }
   }
-  if (isUtf8(data)) return { text: new TextDecoder("utf-8").decode(data), encoding: "utf-8" }
+  if (isUtf8(data)) return { text: utf8.decode(data), encoding: "utf-8" }
   const sample = data.subarray(0, 256 * 1024)
   const guessed = chardet.detect(sample)
   const text = guessed ? decodeAs(data, guessed) : undefined
@@ -54,4 +51,28 @@ export const xmlDeclaredEncoding = (data: Uint8Array): string | undefined => {
 export const htmlDeclaredCharset = (data: Uint8Array): string | undefined => {
   const head = String.fromCharCode(...data.subarray(0, 4096))
   return /<meta[^>]+charset\s*=\s*["']?([A-Za-z0-9._:-]+)/i.exec(head)?.[1]
+}
+
+const isBlank = (c: number) => c === 32 || c === 9
+
+/**
+ * Line ends as `\n`, no spaces or tabs before a line end, at most one blank line in a row,
+ * trimmed. Linear in the text (a regular expression for trailing blanks backtracks over every
+ * run of spaces not followed by a line end: quadratic).
+ */
+export const tidy = (text: string): string => {
+  const lines = text.replace(/\r\n?/g, "\n").split("\n")
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!
+    let end = line.length
+    while (end > 0 && isBlank(line.charCodeAt(end - 1))) end--
+    if (end < line.length) lines[i] = line.slice(0, end)
+  }
+  return lines.join("\n").replace(/\n{3,}/g, "\n\n").trim()
+}
+
+/** Extracts plain text (encoding detected). */
+export const extractTxt = async (data: Uint8Array): Promise<Extracted> => {
+  const { text } = decodeText(data)
+  return { format: "txt", units: [{ page: 1, content: tidy(text) }], warnings: [] }
 }
