@@ -351,11 +351,18 @@ export const run = (
         yield* emit({ _tag: "BatchWritten", documents: batch.length, chunks: r.chunks, inserted: r.inserted, updated: r.updated, deleted: r.deleted })
       })
 
+    const extractPermits = yield* Effect.makeSemaphore(extractConcurrency)
     yield* items.pipe(
       // one span per stage call (no paths or text in attributes: counts only)
-      Stream.mapEffect((item) => Effect.withSpan(loadStage(item), "Ingest.load"), { concurrency: readConcurrency }),
-      Stream.filterMap((o) => o),
-      Stream.mapEffect((x) => Effect.withSpan(extractStage(x), "Ingest.extract"), { concurrency: extractConcurrency }),
+      // load and extract in one stage (one fiber per document): at most `readConcurrency`
+      // documents loaded, at most `extractConcurrency` of them extracting
+      Stream.mapEffect((item) =>
+        Effect.withSpan(loadStage(item), "Ingest.load").pipe(
+          Effect.flatMap(Option.match({
+            onNone: () => Effect.succeed(Option.none<Stages.Prepared>()),
+            onSome: (x) => extractPermits.withPermits(1)(Effect.withSpan(extractStage(x), "Ingest.extract"))
+          }))
+        ), { concurrency: Math.max(readConcurrency, extractConcurrency) }),
       Stream.filterMap((o) => o),
       Stream.groupedWithin(batchDocuments, batchWindow),
       Stream.mapEffect((g) =>
