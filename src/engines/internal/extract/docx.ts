@@ -1,11 +1,10 @@
 /**
- * DOCX with mammoth (body, headings, lists, tables, footnotes, endnotes, text boxes) converted
- * to Markdown, plus the header and footer parts read from the zip (mammoth skips them). The
+ * DOCX with mammoth (body, headings, lists, tables, footnotes, endnotes, text boxes) to HTML,
+ * converted to Markdown (`markdown.ts`), plus the header and footer parts read from the zip (mammoth skips them). The
  * container is opened with limits first, so mammoth never sees a zip bomb.
  */
-import { parseHTML } from "linkedom"
 import mammoth from "mammoth"
-import { htmlToMarkdown } from "./markdown.js"
+import { findElements, htmlToMarkdown, type HtmlNode, parseHtml } from "./markdown.js"
 import { applyListStarts, numberedItems } from "./numbering.js"
 import { isXmlPart, mediaDataUrls, naturalCompare, parsePart, properties, refuseDtd } from "./ooxml.js"
 import type { Extracted, ExtractOptions } from "./types.js"
@@ -16,17 +15,17 @@ import { openZip, type Zip } from "./zip.js"
 const wordTags = { p: "w:p", t: "w:t", tab: "w:tab", br: "w:br" } as const
 
 /**
- * mammoth's HTML as a DOM, each numbered list starting at the number Word shows (only when
+ * mammoth's HTML as a tree, each numbered list starting at the number Word shows (only when
  * the document has numbered lists and one of them does not start at 1).
  */
-const withListStarts = (html: string, zip: Zip): string | object => {
+const withListStarts = (html: string, zip: Zip): HtmlNode => {
+  const root = parseHtml(html)
   const numbering = html.includes("<ol") ? parsePart(zip, "word/numbering.xml") : undefined
-  if (!numbering) return html
+  if (!numbering) return root
   const items = numberedItems(zip.text("word/document.xml") ?? "", numbering)
-  if (!items.some((i) => i.number !== 1)) return html
-  const dom = parseHTML(`<!doctype html><html><body>${html}</body></html>`).document
-  applyListStarts(Array.from(dom.querySelectorAll("ol")) as unknown as Parameters<typeof applyListStarts>[0], items)
-  return dom.body
+  if (!items.some((i) => i.number !== 1)) return root
+  applyListStarts(findElements(root, (e) => e.name === "ol"), items)
+  return root
 }
 
 /** Extracts a DOCX. */

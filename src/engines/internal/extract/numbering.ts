@@ -3,8 +3,9 @@
  * counting from 1; Word counts from the level's `w:start` (or a `w:startOverride`), and a list
  * interrupted by other paragraphs goes on counting. This reads `word/numbering.xml` and scans
  * the numbered paragraphs of `word/document.xml` (no DOM: bodies can be tens of MB), computes each item's number, and gives each
- * `<ol>` of mammoth's HTML the `start` of its first item (turndown numbers the items from it).
+ * `<ol>` of mammoth's HTML the `start` of its first item (the Markdown numbers the items from it).
  */
+import { type HtmlNode, textContent } from "./markdown.js"
 import { attrsOf, childrenOf, findAll, tagOf, type XNode } from "./xml.js"
 
 interface Level {
@@ -121,22 +122,11 @@ export const numberedItems = (documentXml: string, numbering: ReadonlyArray<XNod
   return items
 }
 
-// linkedom's DOM: the few members used here
-interface Li {
-  readonly childNodes: ArrayLike<Li>
-  readonly nodeName: string
-  readonly textContent: string | null
-}
-interface Ol extends Li {
-  readonly children: ArrayLike<Li>
-  setAttribute(name: string, value: string): void
-}
-
-const ownText = (li: Li): string => {
+const ownText = (li: HtmlNode): string => {
   let out = ""
-  for (const c of Array.from(li.childNodes)) {
-    if (c.nodeName === "OL" || c.nodeName === "UL") continue
-    out += c.textContent ?? ""
+  for (const c of li.children ?? []) {
+    if (c.name === "ol" || c.name === "ul") continue
+    out += textContent(c)
   }
   return normal(out)
 }
@@ -146,10 +136,10 @@ const ownText = (li: Li): string => {
  * number than 1. Items are matched by their text, in document order; an `<ol>` whose first item
  * cannot be matched is left as it is.
  */
-export const applyListStarts = (ols: ReadonlyArray<Ol>, items: ReadonlyArray<NumberedItem>): void => {
+export const applyListStarts = (ols: ReadonlyArray<HtmlNode>, items: ReadonlyArray<NumberedItem>): void => {
   let cursor = 0
   for (const ol of ols) {
-    const first = Array.from(ol.children).find((c) => c.nodeName === "LI")
+    const first = ol.children?.find((c) => c.name === "li")
     if (!first) continue
     const text = ownText(first)
     let at = -1
@@ -161,6 +151,6 @@ export const applyListStarts = (ols: ReadonlyArray<Ol>, items: ReadonlyArray<Num
     }
     if (at < 0) continue
     cursor = at + 1
-    if (items[at]!.number !== 1) ol.setAttribute("start", String(items[at]!.number))
+    if (items[at]!.number !== 1 && ol.attribs !== undefined) ol.attribs.start = String(items[at]!.number)
   }
 }
