@@ -6,7 +6,7 @@
 import { detect } from "./detect.js"
 import { ExtractFailure, type Extracted, type ExtractRequest, type Format } from "./types.js"
 
-// The extractors and their parsing libraries (pdf.js, SheetJS, mammoth, htmlparser2, tesseract)
+// The extractors and their parsing libraries (pdf.js, SheetJS, htmlparser2, tesseract)
 // load on first use: a process that never extracts a format (the CLI's own process, whose
 // extraction runs in worker processes) does not pay for loading it.
 const docx = () => import("./docx.js")
