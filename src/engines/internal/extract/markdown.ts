@@ -16,19 +16,31 @@
  */
 import { parseDocument } from "htmlparser2"
 
+/** What {@link cell} changes: whitespace other than single inner spaces, and pipes. */
+const unclean = /[|\s]/
+
 /** Escapes a table cell for a Markdown table row. */
-export const cell = (text: string): string => text.replace(/\s+/g, " ").trim().replace(/\|/g, "\\|")
+export const cell = (text: string): string => {
+  // most cells are plain words with single spaces: checked word by word, nothing to replace
+  if (!unclean.test(text.replaceAll(" ", "")) && !text.startsWith(" ") && !text.endsWith(" ") && !text.includes("  ")) {
+    return text
+  }
+  return text.replace(/\s+/g, " ").trim().replace(/\|/g, "\\|")
+}
 
 /** Renders rows as a Markdown table; the first row is the header. Empty input gives "". */
 export const markdownTable = (rows: ReadonlyArray<ReadonlyArray<string>>): string => {
-  const width = Math.max(0, ...rows.map((r) => r.length))
+  let width = 0
+  for (const r of rows) if (r.length > width) width = r.length
   if (rows.length === 0 || width === 0) return ""
-  const line = (r: ReadonlyArray<string>) =>
-    "| " + Array.from({ length: width }, (_, i) => cell(r[i] ?? "")).join(" | ") + " |"
-  const [head, ...body] = rows
-  return [line(head!), "| " + Array.from({ length: width }, () => "---").join(" | ") + " |", ...body.map(line)].join(
-    "\n"
-  )
+  const lines: Array<string> = []
+  for (const r of rows) {
+    let line = "|"
+    for (let i = 0; i < width; i++) line += " " + cell(r[i] ?? "") + " |"
+    lines.push(line)
+    if (lines.length === 1) lines.push("|" + " --- |".repeat(width))
+  }
+  return lines.join("\n")
 }
 
 // =============================================================================

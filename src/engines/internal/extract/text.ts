@@ -12,12 +12,14 @@ const bom = (data: Uint8Array): string | undefined => {
   return undefined
 }
 
-const isUtf8 = (data: Uint8Array): boolean => {
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true })
+
+/** The text of valid UTF-8 bytes, undefined for anything else (one decoding pass). */
+const asUtf8 = (data: Uint8Array): string | undefined => {
   try {
-    new TextDecoder("utf-8", { fatal: true }).decode(data)
-    return true
+    return strictUtf8.decode(data)
   } catch {
-    return false
+    return undefined
   }
 }
 
@@ -36,7 +38,8 @@ export const decodeText = (data: Uint8Array, declared?: string): { text: string;
     const text = decodeAs(data, declared)
     if (text !== undefined) return { text, encoding: declared.toLowerCase() }
   }
-  if (isUtf8(data)) return { text: new TextDecoder("utf-8").decode(data), encoding: "utf-8" }
+  const utf8 = asUtf8(data)
+  if (utf8 !== undefined) return { text: utf8, encoding: "utf-8" }
   const sample = data.subarray(0, 256 * 1024)
   const guessed = chardet.detect(sample)
   const text = guessed ? decodeAs(data, guessed) : undefined
