@@ -157,6 +157,16 @@ const pdf = (items: ReadonlyArray<{ x: number; y: number; text: string }>): Uint
   return enc.encode(out)
 }
 
+describe("PDF extraction leaves the process as it was", () => {
+  it("Array.prototype.push is still the native one after pdf.js is loaded (its legacy build's core-js replaces it)", async () => {
+    const push = Array.prototype.push
+    const doc = await extract("one.pdf", pdf([{ x: 72, y: 700, text: "Native push check" }]))
+    expect(text(doc)).toContain("Native push check")
+    // core-js dresses its replacement up as native code (toString), so the function itself is compared
+    expect(Array.prototype.push).toBe(push)
+  })
+})
+
 describe("PDF columns in reading order", () => {
   const columns = [
     ["Q visas are issued", "to participants in an", "international cultural", "exchange program that", "the Attorney General", "has designated."],
