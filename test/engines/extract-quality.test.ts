@@ -233,3 +233,25 @@ describe("citations name the sheet, the slide or the page", () => {
     expect(placeOf({ type: "text" }, undefined)).toBeUndefined()
   })
 })
+
+describe("CSV as one Markdown table", () => {
+  it("quoted delimiters, doubled quotes, line breaks in quotes, CRLF, empty lines, a stray quote and ragged rows", async () => {
+    const csv = `name,note,count\r\n"Smith, J.","said ""hi""",3\r\n\r\nplain,"two\nlines",4\r\nstray "quote,x\r\nshort\r\n`
+    const out = text(await extract("table.csv", enc.encode(csv)))
+    expect(out).toBe(
+      [
+        "| name | note | count |",
+        "| --- | --- | --- |",
+        `| Smith, J. | said "hi" | 3 |`,
+        "| plain | two lines | 4 |",
+        `| stray "quote | x |  |`,
+        "| short |  |  |"
+      ].join("\n")
+    )
+  })
+
+  it("a .tsv file is split on tabs; a semicolon file on semicolons", async () => {
+    expect(text(await extract("t.tsv", enc.encode("a\tb, c\n1\t2\n")))).toBe("| a | b, c |\n| --- | --- |\n| 1 | 2 |")
+    expect(text(await extract("s.csv", enc.encode("a;b\n1,5;2\n")))).toBe("| a | b |\n| --- | --- |\n| 1,5 | 2 |")
+  })
+})
