@@ -14,8 +14,12 @@
  * and `effect-rag/process` in its extraction process (`LocalFiles.layer()`'s default), whose
  * difference is the round trip to the child process (its RSS is the measuring process's only).
  *
- * Prints a table, writes `benchmarks/results/extract.json` and `docs/plots/extract-quality.svg`.
- * Options: `--runs N`, `--format pdf,docx`, `--only ours|officeparser|llamaindex|langchain`.
+ * Prints a table, writes `benchmarks/results/extract.json`, `docs/plots/extract-quality.svg` and
+ * `docs/plots/extract-time.svg`.
+ * Then a speed table per format: the engine's time against the fastest peer that reaches its
+ * quality (mean F1 and reading order at least the engine's) and against the fastest peer at all.
+ * Options: `--runs N`, `--format pdf,docx`, `--only ours|officeparser|llamaindex|langchain`;
+ * `--report` prints the speed table and writes the plots again from the last results file.
  */
 import { Effect, ManagedRuntime } from "effect"
 import { spawnSync } from "node:child_process"
@@ -273,32 +277,127 @@ const parent = async () => {
   console.log(
     `means over files; lost = files where a peer's recall is ≥ 0.05 higher; time = sum of per-file medians of ${runs} run(s) after a warm-up; load average ${info.loadAverage.join(" ")} on ${info.cpus} CPUs`
   )
+  const speed = speedRows(rows)
+  printSpeed(speed)
   const out = writeReport(resultsPath("extract"), {
     ...info,
     runs,
     corpus: manifest.files.length,
     wallSeconds: (Date.now() - started) / 1000,
     rows,
+    speed,
     groups
   })
   console.log(`wrote ${out}`)
-  if (!formatsArg && !only) {
-    const plot = writeBarChart("extract-quality", {
-      title: "Extraction F1 against the reference text, per format",
-      unit: "F1",
-      groups: formats.map((format) => ({
+  if (!formatsArg && !only) writePlots(rows, { ...info, corpus: manifest.files.length, runs })
+}
+
+// =============================================================================
+// speed per format against the peers
+// =============================================================================
+
+interface SpeedRow {
+  readonly format: string
+  /** The local engine inline (like the peers) and through its extraction process: seconds. */
+  readonly inline: number
+  readonly process: number | undefined
+  /** The fastest peer whose F1 and reading order are at least the engine's (to 3 decimals). */
+  readonly peerAtQuality: { readonly extractor: string; readonly seconds: number } | undefined
+  /** The fastest peer whatever its quality, with its F1. */
+  readonly fastestPeer: { readonly extractor: string; readonly seconds: number; readonly f1: number } | undefined
+  /** inline ÷ peerAtQuality: ≤ 1 is the goal. */
+  readonly ratioToPeerAtQuality: number | undefined
+}
+
+const speedRows = (rows: ReadonlyArray<Row>): Array<SpeedRow> =>
+  [...new Set(rows.map((r) => r.format))].flatMap((format) => {
+    const ours = rows.find((r) => r.format === format && r.extractor === "effect-rag")
+    if (ours === undefined) return []
+    const peers = rows.filter((r) => r.format === format && !r.extractor.startsWith("effect-rag")).sort((a, b) => a.seconds - b.seconds)
+    const round3 = (x: number) => Math.round(x * 1000)
+    const atQuality = peers.find((p) => round3(p.f1) >= round3(ours.f1) && round3(p.order) >= round3(ours.order))
+    const fastest = peers[0]
+    return [{
+      format,
+      inline: ours.seconds,
+      process: rows.find((r) => r.format === format && r.extractor === "effect-rag/process")?.seconds,
+      peerAtQuality: atQuality && { extractor: atQuality.extractor, seconds: atQuality.seconds },
+      fastestPeer: fastest && { extractor: fastest.extractor, seconds: fastest.seconds, f1: Math.round(fastest.f1 * 1000) / 1000 },
+      ratioToPeerAtQuality: atQuality && Math.round((ours.seconds / Math.max(atQuality.seconds, 1e-6)) * 100) / 100
+    }]
+  })
+
+const printSpeed = (speed: ReadonlyArray<SpeedRow>) => {
+  const header = ["format", "effect-rag s", "in its process s", "fastest peer at our quality", "s", "÷", "fastest peer (F1)", "s", "÷"]
+  const table = speed.map((r) => [
+    r.format,
+    r.inline.toFixed(3),
+    r.process?.toFixed(3) ?? "",
+    r.peerAtQuality?.extractor ?? "none",
+    r.peerAtQuality?.seconds.toFixed(3) ?? "",
+    r.ratioToPeerAtQuality?.toFixed(2) ?? "",
+    r.fastestPeer ? `${r.fastestPeer.extractor} (${r.fastestPeer.f1.toFixed(3)})` : "none",
+    r.fastestPeer?.seconds.toFixed(3) ?? "",
+    r.fastestPeer ? (r.inline / Math.max(r.fastestPeer.seconds, 1e-6)).toFixed(2) : ""
+  ])
+  const widths = header.map((h, i) => Math.max(h.length, ...table.map((r) => r[i]!.length)))
+  const line = (cells: ReadonlyArray<string>) => cells.map((c, i) => (i === 0 || i === 3 || i === 6 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ")
+  console.log("\nspeed per format (sum of per-file medians); ÷ = effect-rag inline ÷ the peer's time (≤ 1: no slower)")
+  console.log(line(header))
+  for (const r of table) console.log(line(r))
+  console.log("at our quality: the peer's mean F1 and reading order are at least the engine's (to 3 decimals)")
+}
+
+const writePlots = (rows: ReadonlyArray<Row>, info: { date: string; loadAverage: ReadonlyArray<number>; cpus: number; corpus: number; runs: number }) => {
+  const formats = [...new Set(rows.map((r) => r.format))]
+  const caption = `npm run bench:extract -- --runs ${info.runs}, ${info.corpus} documents, ${info.date.slice(0, 10)}, load ${info.loadAverage[0]} on ${info.cpus} CPUs`
+  const quality = writeBarChart("extract-quality", {
+    title: "Extraction F1 against the reference text, per format",
+    unit: "F1",
+    groups: formats.map((format) => ({
+      label: format,
+      bars: rows.filter((r) => r.format === format && r.extractor !== "effect-rag/process").map((r) => ({ series: r.extractor, value: r.f1 }))
+    })),
+    caption,
+    digits: 2
+  })
+  console.log(`wrote ${quality}`)
+  const time = writeBarChart("extract-time", {
+    title: "Extraction time per format, relative to effect-rag inline (lower is faster)",
+    unit: "× effect-rag",
+    groups: formats.flatMap((format) => {
+      const ours = rows.find((r) => r.format === format && r.extractor === "effect-rag")
+      const others = rows.filter((r) => r.format === format && r.extractor !== "effect-rag")
+      if (ours === undefined || others.length === 0) return []
+      return [{
         label: format,
-        bars: rows.filter((r) => r.format === format && r.extractor !== "effect-rag/process").map((r) => ({ series: r.extractor, value: r.f1 }))
-      })),
-      caption: `npm run bench:extract, ${manifest.files.length} documents, ${info.date.slice(0, 10)}, load ${info.loadAverage[0]} on ${info.cpus} CPUs`,
-      digits: 2
-    })
-    console.log(`wrote ${plot}`)
+        bars: [ours, ...others].map((r) => ({ series: r.extractor, value: Math.round((r.seconds / Math.max(ours.seconds, 1e-6)) * 100) / 100 }))
+      }]
+    }),
+    caption,
+    digits: 2
+  })
+  console.log(`wrote ${time}`)
+}
+
+/** `--report`: the speed table and the plots again from the last results file, nothing measured. */
+const report = () => {
+  const last = JSON.parse(readFileSync(resultsPath("extract"), "utf8")) as {
+    rows: Array<Row>
+    date: string
+    loadAverage: Array<number>
+    cpus: number
+    corpus: number
+    runs: number
   }
+  printSpeed(speedRows(last.rows))
+  writePlots(last.rows, last)
 }
 
 const childIndex = process.argv.indexOf("--child")
-if (childIndex > 0) {
+if (process.argv.includes("--report")) {
+  report()
+} else if (childIndex > 0) {
   const result = await child(process.argv[childIndex + 1]!, process.argv[childIndex + 2]!)
   process.stdout.write(`RESULT ${JSON.stringify(result)}\n`)
   process.exit(0)
