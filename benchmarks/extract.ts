@@ -18,7 +18,8 @@
  * `docs/plots/extract-time.svg`.
  * Then a speed table per format: the engine's time against the fastest peer that reaches its
  * quality (mean F1 and reading order at least the engine's) and against the fastest peer at all.
- * Options: `--runs N`, `--format pdf,docx`, `--only ours|officeparser|llamaindex|langchain`;
+ * Options: `--runs N`, `--rounds N` (every extractor of a format once per round, interleaved;
+ * each file's time the median of the rounds), `--format pdf,docx`, `--only ours|officeparser|llamaindex|langchain`;
  * `--report` prints the speed table and writes the plots again from the last results file.
  */
 import { Effect, ManagedRuntime } from "effect"
@@ -64,6 +65,7 @@ const arg = (name: string) => {
   return i > 0 ? process.argv[i + 1] : undefined
 }
 const runs = Math.max(1, Number(arg("--runs")) || 1)
+const rounds = Math.max(1, Number(arg("--rounds")) || 1)
 const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 const filePath = (e: Entry) => join(corpusDir, "files", e.id)
 const referencePath = (e: Entry) => join(corpusDir, "reference", `${e.id}.txt`)
@@ -165,6 +167,16 @@ const runChild = (extractor: string, format: string): GroupResult | undefined =>
   return JSON.parse(line.slice("RESULT ".length)) as GroupResult
 }
 
+/** One group from several rounds: each file's time the median of its rounds, the highest peak RSS. */
+const mergeRounds = (results: ReadonlyArray<GroupResult>): GroupResult => {
+  const first = results[0]!
+  return {
+    ...first,
+    files: first.files.map((f) => ({ ...f, ms: median(results.map((r) => r.files.find((x) => x.id === f.id)?.ms ?? f.ms)) })),
+    peakRssMb: Math.max(...results.map((r) => r.peakRssMb))
+  }
+}
+
 const mean = (xs: ReadonlyArray<number>) => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length)
 
 interface Row {
@@ -215,15 +227,22 @@ const parent = async () => {
   const info = runInfo()
   const groups: Array<GroupResult> = []
   for (const format of formats) {
-    for (const x of extractors) {
-      if (!x.formats.includes(format) || (only && x.name !== only && !(only === "ours" && x.name.startsWith("effect-rag")))) continue
-      process.stderr.write(`${format} ${x.name} `)
-      const g = runChild(x.name, format)
-      if (g) {
-        groups.push(g)
-        process.stderr.write(`${Math.round(g.files.reduce((s, f) => s + f.ms, 0))} ms\n`)
+    const chosen = extractors.filter((x) =>
+      x.formats.includes(format) && !(only && x.name !== only && !(only === "ours" && x.name.startsWith("effect-rag")))
+    )
+    // rounds: every extractor of the format once per round, so a change of load hits them alike
+    const byExtractor = new Map<string, Array<GroupResult>>()
+    for (let round = 0; round < rounds; round++) {
+      for (const x of chosen) {
+        process.stderr.write(`${format} ${x.name}${rounds > 1 ? ` (round ${round + 1})` : ""} `)
+        const g = runChild(x.name, format)
+        if (g) {
+          byExtractor.set(x.name, [...(byExtractor.get(x.name) ?? []), g])
+          process.stderr.write(`${Math.round(g.files.reduce((s, f) => s + f.ms, 0))} ms\n`)
+        }
       }
     }
+    for (const results of byExtractor.values()) groups.push(mergeRounds(results))
   }
   const bytes = new Map(manifest.files.map((e) => [e.id, readFileSync(filePath(e)).byteLength]))
   const rows: Array<Row> = groups.map((g) => {
@@ -275,13 +294,14 @@ const parent = async () => {
   console.log(line(header))
   for (const r of table) console.log(line(r))
   console.log(
-    `means over files; lost = files where a peer's recall is ≥ 0.05 higher; time = sum of per-file medians of ${runs} run(s) after a warm-up; load average ${info.loadAverage.join(" ")} on ${info.cpus} CPUs`
+    `means over files; lost = files where a peer's recall is ≥ 0.05 higher; time = sum of per-file medians of ${runs} run(s) after a warm-up${rounds > 1 ? `, median of ${rounds} interleaved rounds` : ""}; load average ${info.loadAverage.join(" ")} on ${info.cpus} CPUs`
   )
   const speed = speedRows(rows)
   printSpeed(speed)
   const out = writeReport(resultsPath("extract"), {
     ...info,
     runs,
+    rounds,
     corpus: manifest.files.length,
     wallSeconds: (Date.now() - started) / 1000,
     rows,
@@ -289,7 +309,7 @@ const parent = async () => {
     groups
   })
   console.log(`wrote ${out}`)
-  if (!formatsArg && !only) writePlots(rows, { ...info, corpus: manifest.files.length, runs })
+  if (!formatsArg && !only) writePlots(rows, { ...info, corpus: manifest.files.length, runs, rounds })
 }
 
 // =============================================================================
@@ -348,9 +368,12 @@ const printSpeed = (speed: ReadonlyArray<SpeedRow>) => {
   console.log("at our quality: the peer's mean F1 and reading order are at least the engine's (to 3 decimals)")
 }
 
-const writePlots = (rows: ReadonlyArray<Row>, info: { date: string; loadAverage: ReadonlyArray<number>; cpus: number; corpus: number; runs: number }) => {
+const writePlots = (
+  rows: ReadonlyArray<Row>,
+  info: { date: string; loadAverage: ReadonlyArray<number>; cpus: number; corpus: number; runs: number; rounds?: number }
+) => {
   const formats = [...new Set(rows.map((r) => r.format))]
-  const caption = `npm run bench:extract -- --runs ${info.runs}, ${info.corpus} documents, ${info.date.slice(0, 10)}, load ${info.loadAverage[0]} on ${info.cpus} CPUs`
+  const caption = `npm run bench:extract -- --runs ${info.runs}${info.rounds && info.rounds > 1 ? ` --rounds ${info.rounds}` : ""}, ${info.corpus} documents, ${info.date.slice(0, 10)}, load ${info.loadAverage[0]} on ${info.cpus} CPUs`
   const quality = writeBarChart("extract-quality", {
     title: "Extraction F1 against the reference text, per format",
     unit: "F1",
@@ -389,6 +412,7 @@ const report = () => {
     cpus: number
     corpus: number
     runs: number
+    rounds?: number
   }
   printSpeed(speedRows(last.rows))
   writePlots(last.rows, last)
