@@ -84,7 +84,7 @@ const unseen = new Set([
 const hiddenStyle = /display: ?none|visibility: ?hidden/i
 
 /** Whether an element and what it holds are hidden from a reader. */
-export const isHidden = (n: HtmlNode): boolean => {
+const isHidden = (n: HtmlNode): boolean => {
   if (!isElement(n)) return n.type === "comment" || n.type === "directive"
   if (unseen.has(n.name!)) return true
   const a = n.attribs
