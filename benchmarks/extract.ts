@@ -10,9 +10,17 @@
  * `src/bench/TextQuality.ts` (word precision/recall/F1, reading order, glued-word and markup
  * rates; docs/extraction-quality.md). A document an extractor fails on counts as an empty text.
  * Images are read with OCR (`enable_ocr`) by the local engine; no peer reads an image's text.
+ * The local engine runs twice: `effect-rag` inline (in the measuring process, like the peers)
+ * and `effect-rag/process` in its extraction process (`LocalFiles.layer()`'s default), whose
+ * difference is the round trip to the child process (its RSS is the measuring process's only).
  *
- * Prints a table, writes `benchmarks/results/extract.json` and `docs/plots/extract-quality.svg`.
- * Options: `--runs N`, `--format pdf,docx`, `--only ours|officeparser|llamaindex|langchain`.
+ * Prints a table, writes `benchmarks/results/extract.json`, `docs/plots/extract-quality.svg` and
+ * `docs/plots/extract-time.svg`.
+ * Then a speed table per format: the engine's time against the fastest peer that reaches its
+ * quality (mean F1 and reading order at least the engine's) and against the fastest peer at all.
+ * Options: `--runs N`, `--rounds N` (every extractor of a format once per round, interleaved;
+ * each file's time the median of the rounds), `--format pdf,docx`, `--only ours|officeparser|llamaindex|langchain`;
+ * `--report` prints the speed table and writes the plots again from the last results file.
  */
 import { Effect, ManagedRuntime } from "effect"
 import { spawnSync } from "node:child_process"
@@ -57,6 +65,7 @@ const arg = (name: string) => {
   return i > 0 ? process.argv[i + 1] : undefined
 }
 const runs = Math.max(1, Number(arg("--runs")) || 1)
+const rounds = Math.max(1, Number(arg("--rounds")) || 1)
 const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 const filePath = (e: Entry) => join(corpusDir, "files", e.id)
 const referencePath = (e: Entry) => join(corpusDir, "reference", `${e.id}.txt`)
@@ -68,22 +77,27 @@ interface Peer {
   readonly formats: ReadonlyArray<string>
   readonly version: () => string
   readonly extract: (path: string, format: string) => Promise<string>
+  readonly close?: () => Promise<void>
 }
 const loadPeers = async (): Promise<Record<string, Peer>> =>
   ((await import(/* @vite-ignore */ peersModule)) as { peers: Record<string, Peer> }).peers
 
 const ourVersion = () => (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string }).version
 
-/** The local engine's text of one file (inline, as the library's `Upload.extract` returns it). */
-const ours = (): Peer => {
+/**
+ * The local engine's text of one file, as the library's `Upload.extract` returns it: `inline`
+ * (in this process, like the peers) or `process` (in the engine's extraction process, the
+ * default of `LocalFiles.layer()`: the same work plus the round trip to the child process).
+ */
+const ours = (isolation: "inline" | "process" = "inline"): Peer => {
   // one runtime for the whole run, as an application holds its layer
   let runtime: ManagedRuntime.ManagedRuntime<Upload.Upload, never> | undefined
   return {
-    name: "effect-rag",
-    formats: ["pdf", "docx", "pptx", "xlsx", "xls", "csv", "html", "json", "xml", "txt", "image"],
+    name: isolation === "inline" ? "effect-rag" : "effect-rag/process",
+    formats: ["pdf", "docx", "pptx", "xlsx", "xls", "csv", "html", "json", "xml", "txt", ...(isolation === "inline" ? ["image"] : [])],
     version: ourVersion,
     extract: (path, format) => {
-      runtime ??= ManagedRuntime.make(LocalFiles.layer({ isolation: "inline", timeout: "10 minutes" }))
+      runtime ??= ManagedRuntime.make(LocalFiles.layer({ isolation, timeout: "10 minutes" }))
       return runtime.runPromise(
         Effect.gen(function*() {
           const upload = yield* Upload.Upload
@@ -93,7 +107,8 @@ const ours = (): Peer => {
           return result.content
         })
       )
-    }
+    },
+    close: async () => runtime?.dispose()
   }
 }
 
@@ -102,7 +117,7 @@ const ours = (): Peer => {
 // =============================================================================
 
 const child = async (extractor: string, format: string): Promise<GroupResult> => {
-  const peer = extractor === "effect-rag" ? ours() : (await loadPeers())[extractor]!
+  const peer = extractor === "effect-rag" ? ours() : extractor === "effect-rag/process" ? ours("process") : (await loadPeers())[extractor]!
   const entries = manifest.files.filter(
     (e) => e.format === format && TextQuality.words(readFileSync(referencePath(e), "utf8")).length > 0
   )
@@ -129,13 +144,9 @@ const child = async (extractor: string, format: string): Promise<GroupResult> =>
     const quality = TextQuality.measure(text, readFileSync(referencePath(e), "utf8"))
     files.push({ id: e.id, ms: Math.round(median(times) * 10) / 10, ...quality, ...(error ? { error } : {}) })
   }
-  return {
-    extractor: peer.name,
-    version: peer.version(),
-    format,
-    files,
-    peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024)
-  }
+  const peakRssMb = Math.round(process.resourceUsage().maxRSS / 1024)
+  await peer.close?.()
+  return { extractor: peer.name, version: peer.version(), format, files, peakRssMb }
 }
 
 // =============================================================================
@@ -154,6 +165,16 @@ const runChild = (extractor: string, format: string): GroupResult | undefined =>
     return undefined
   }
   return JSON.parse(line.slice("RESULT ".length)) as GroupResult
+}
+
+/** One group from several rounds: each file's time the median of its rounds, the highest peak RSS. */
+const mergeRounds = (results: ReadonlyArray<GroupResult>): GroupResult => {
+  const first = results[0]!
+  return {
+    ...first,
+    files: first.files.map((f) => ({ ...f, ms: median(results.map((r) => r.files.find((x) => x.id === f.id)?.ms ?? f.ms)) })),
+    peakRssMb: Math.max(...results.map((r) => r.peakRssMb))
+  }
 }
 
 const mean = (xs: ReadonlyArray<number>) => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length)
@@ -199,26 +220,34 @@ const parent = async () => {
   const only = arg("--only")
   const formatsArg = arg("--format")?.split(",")
   const formats = [...new Set(manifest.files.map((e) => e.format))].filter((f) => !formatsArg || formatsArg.includes(f))
-  const extractors: Array<{ name: string; formats: ReadonlyArray<string> }> = [ours()]
+  const extractors: Array<{ name: string; formats: ReadonlyArray<string> }> = [ours(), ours("process")]
   if (peersInstalled) extractors.push(...Object.values(await loadPeers()))
   else console.log("bench:extract: the peers are not installed (npm run bench:peers); measuring the local engine only.")
   const started = Date.now()
   const info = runInfo()
   const groups: Array<GroupResult> = []
   for (const format of formats) {
-    for (const x of extractors) {
-      if (!x.formats.includes(format) || (only && x.name !== only && !(only === "ours" && x.name === "effect-rag"))) continue
-      process.stderr.write(`${format} ${x.name} `)
-      const g = runChild(x.name, format)
-      if (g) {
-        groups.push(g)
-        process.stderr.write(`${Math.round(g.files.reduce((s, f) => s + f.ms, 0))} ms\n`)
+    const chosen = extractors.filter((x) =>
+      x.formats.includes(format) && !(only && x.name !== only && !(only === "ours" && x.name.startsWith("effect-rag")))
+    )
+    // rounds: every extractor of the format once per round, so a change of load hits them alike
+    const byExtractor = new Map<string, Array<GroupResult>>()
+    for (let round = 0; round < rounds; round++) {
+      for (const x of chosen) {
+        process.stderr.write(`${format} ${x.name}${rounds > 1 ? ` (round ${round + 1})` : ""} `)
+        const g = runChild(x.name, format)
+        if (g) {
+          byExtractor.set(x.name, [...(byExtractor.get(x.name) ?? []), g])
+          process.stderr.write(`${Math.round(g.files.reduce((s, f) => s + f.ms, 0))} ms\n`)
+        }
       }
     }
+    for (const results of byExtractor.values()) groups.push(mergeRounds(results))
   }
   const bytes = new Map(manifest.files.map((e) => [e.id, readFileSync(filePath(e)).byteLength]))
   const rows: Array<Row> = groups.map((g) => {
-    const peers = groups.filter((o) => o.format === g.format && o !== g)
+    // the engine's two runs are one extractor: neither is the other's peer
+    const peers = groups.filter((o) => o.format === g.format && o !== g && !(o.extractor.startsWith("effect-rag") && g.extractor.startsWith("effect-rag")))
     const lostToPeer = g.files.filter((f) => {
       const best = Math.max(0, ...peers.map((p) => p.files.find((x) => x.id === f.id)?.recall ?? 0))
       return best - f.recall >= 0.05
@@ -265,34 +294,134 @@ const parent = async () => {
   console.log(line(header))
   for (const r of table) console.log(line(r))
   console.log(
-    `means over files; lost = files where a peer's recall is ≥ 0.05 higher; time = sum of per-file medians of ${runs} run(s) after a warm-up; load average ${info.loadAverage.join(" ")} on ${info.cpus} CPUs`
+    `means over files; lost = files where a peer's recall is ≥ 0.05 higher; time = sum of per-file medians of ${runs} run(s) after a warm-up${rounds > 1 ? `, median of ${rounds} interleaved rounds` : ""}; load average ${info.loadAverage.join(" ")} on ${info.cpus} CPUs`
   )
+  const speed = speedRows(rows)
+  printSpeed(speed)
   const out = writeReport(resultsPath("extract"), {
     ...info,
     runs,
+    rounds,
     corpus: manifest.files.length,
     wallSeconds: (Date.now() - started) / 1000,
     rows,
+    speed,
     groups
   })
   console.log(`wrote ${out}`)
-  if (!formatsArg && !only) {
-    const plot = writeBarChart("extract-quality", {
-      title: "Extraction F1 against the reference text, per format",
-      unit: "F1",
-      groups: formats.map((format) => ({
+  if (!formatsArg && !only) writePlots(rows, { ...info, corpus: manifest.files.length, runs, rounds })
+}
+
+// =============================================================================
+// speed per format against the peers
+// =============================================================================
+
+interface SpeedRow {
+  readonly format: string
+  /** The local engine inline (like the peers) and through its extraction process: seconds. */
+  readonly inline: number
+  readonly process: number | undefined
+  /** The fastest peer whose F1 and reading order are at least the engine's (to 3 decimals). */
+  readonly peerAtQuality: { readonly extractor: string; readonly seconds: number } | undefined
+  /** The fastest peer whatever its quality, with its F1. */
+  readonly fastestPeer: { readonly extractor: string; readonly seconds: number; readonly f1: number } | undefined
+  /** inline ÷ peerAtQuality: ≤ 1 is the goal. */
+  readonly ratioToPeerAtQuality: number | undefined
+}
+
+const speedRows = (rows: ReadonlyArray<Row>): Array<SpeedRow> =>
+  [...new Set(rows.map((r) => r.format))].flatMap((format) => {
+    const ours = rows.find((r) => r.format === format && r.extractor === "effect-rag")
+    if (ours === undefined) return []
+    const peers = rows.filter((r) => r.format === format && !r.extractor.startsWith("effect-rag")).sort((a, b) => a.seconds - b.seconds)
+    const round3 = (x: number) => Math.round(x * 1000)
+    const atQuality = peers.find((p) => round3(p.f1) >= round3(ours.f1) && round3(p.order) >= round3(ours.order))
+    const fastest = peers[0]
+    return [{
+      format,
+      inline: ours.seconds,
+      process: rows.find((r) => r.format === format && r.extractor === "effect-rag/process")?.seconds,
+      peerAtQuality: atQuality && { extractor: atQuality.extractor, seconds: atQuality.seconds },
+      fastestPeer: fastest && { extractor: fastest.extractor, seconds: fastest.seconds, f1: Math.round(fastest.f1 * 1000) / 1000 },
+      ratioToPeerAtQuality: atQuality && Math.round((ours.seconds / Math.max(atQuality.seconds, 1e-6)) * 100) / 100
+    }]
+  })
+
+const printSpeed = (speed: ReadonlyArray<SpeedRow>) => {
+  const header = ["format", "effect-rag s", "in its process s", "fastest peer at our quality", "s", "÷", "fastest peer (F1)", "s", "÷"]
+  const table = speed.map((r) => [
+    r.format,
+    r.inline.toFixed(3),
+    r.process?.toFixed(3) ?? "",
+    r.peerAtQuality?.extractor ?? "none",
+    r.peerAtQuality?.seconds.toFixed(3) ?? "",
+    r.ratioToPeerAtQuality?.toFixed(2) ?? "",
+    r.fastestPeer ? `${r.fastestPeer.extractor} (${r.fastestPeer.f1.toFixed(3)})` : "none",
+    r.fastestPeer?.seconds.toFixed(3) ?? "",
+    r.fastestPeer ? (r.inline / Math.max(r.fastestPeer.seconds, 1e-6)).toFixed(2) : ""
+  ])
+  const widths = header.map((h, i) => Math.max(h.length, ...table.map((r) => r[i]!.length)))
+  const line = (cells: ReadonlyArray<string>) => cells.map((c, i) => (i === 0 || i === 3 || i === 6 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ")
+  console.log("\nspeed per format (sum of per-file medians); ÷ = effect-rag inline ÷ the peer's time (≤ 1: no slower)")
+  console.log(line(header))
+  for (const r of table) console.log(line(r))
+  console.log("at our quality: the peer's mean F1 and reading order are at least the engine's (to 3 decimals)")
+}
+
+const writePlots = (
+  rows: ReadonlyArray<Row>,
+  info: { date: string; loadAverage: ReadonlyArray<number>; cpus: number; corpus: number; runs: number; rounds?: number }
+) => {
+  const formats = [...new Set(rows.map((r) => r.format))]
+  const caption = `npm run bench:extract -- --runs ${info.runs}${info.rounds && info.rounds > 1 ? ` --rounds ${info.rounds}` : ""}, ${info.corpus} documents, ${info.date.slice(0, 10)}, load ${info.loadAverage[0]} on ${info.cpus} CPUs`
+  const quality = writeBarChart("extract-quality", {
+    title: "Extraction F1 against the reference text, per format",
+    unit: "F1",
+    groups: formats.map((format) => ({
+      label: format,
+      bars: rows.filter((r) => r.format === format && r.extractor !== "effect-rag/process").map((r) => ({ series: r.extractor, value: r.f1 }))
+    })),
+    caption,
+    digits: 2
+  })
+  console.log(`wrote ${quality}`)
+  const time = writeBarChart("extract-time", {
+    title: "Extraction time per format, relative to effect-rag inline (lower is faster)",
+    unit: "× effect-rag",
+    groups: formats.flatMap((format) => {
+      const ours = rows.find((r) => r.format === format && r.extractor === "effect-rag")
+      const others = rows.filter((r) => r.format === format && r.extractor !== "effect-rag")
+      if (ours === undefined || others.length === 0) return []
+      return [{
         label: format,
-        bars: rows.filter((r) => r.format === format).map((r) => ({ series: r.extractor, value: r.f1 }))
-      })),
-      caption: `npm run bench:extract, ${manifest.files.length} documents, ${info.date.slice(0, 10)}, load ${info.loadAverage[0]} on ${info.cpus} CPUs`,
-      digits: 2
-    })
-    console.log(`wrote ${plot}`)
+        bars: [ours, ...others].map((r) => ({ series: r.extractor, value: Math.round((r.seconds / Math.max(ours.seconds, 1e-6)) * 100) / 100 }))
+      }]
+    }),
+    caption,
+    digits: 2
+  })
+  console.log(`wrote ${time}`)
+}
+
+/** `--report`: the speed table and the plots again from the last results file, nothing measured. */
+const report = () => {
+  const last = JSON.parse(readFileSync(resultsPath("extract"), "utf8")) as {
+    rows: Array<Row>
+    date: string
+    loadAverage: Array<number>
+    cpus: number
+    corpus: number
+    runs: number
+    rounds?: number
   }
+  printSpeed(speedRows(last.rows))
+  writePlots(last.rows, last)
 }
 
 const childIndex = process.argv.indexOf("--child")
-if (childIndex > 0) {
+if (process.argv.includes("--report")) {
+  report()
+} else if (childIndex > 0) {
   const result = await child(process.argv[childIndex + 1]!, process.argv[childIndex + 2]!)
   process.stdout.write(`RESULT ${JSON.stringify(result)}\n`)
   process.exit(0)

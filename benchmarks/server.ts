@@ -1,5 +1,5 @@
 /**
- * `npm run bench:server [-- --runs N] [--only upload,concurrency,embeddings,floor]`
+ * `npm run bench:server [-- --runs N] [--only upload,form,concurrency,embeddings,floor]`
  * (`-- --soak [--seconds N]`: the soak of `server-soak.ts` instead): the
  * self-hosted server (src/server/Server.ts) over real loopback HTTP, offline. The server and
  * its clients (the library's own remote clients) run in this one Node process, so every
@@ -14,6 +14,13 @@
  *   upload to a server whose engine answers a constant empty result at once (the cost of the
  *   request, the multipart parse into memory, without extraction or a large answer).
  *   Per format: the sum of the per-file medians of each, the overhead b−a, MB/s.
+ * - `form`: what an upload costs the server without extraction, per file size (1 KiB to 8 MiB):
+ *   (a) the server's multipart reader (`internal/form.ts`: limits, budget, parse into memory)
+ *   on the body bytes from a stream in this process, (b) `POST /upload` with plain `fetch` and
+ *   a `FormData` to a server whose engine answers at once, one request at a time, and (c) the
+ *   small-request floor `GET /v1/models` with plain `fetch` on the same server, and (d) (b) with
+ *   the multipart bytes encoded once beforehand (the client's encoding left out). (b) − (c) is
+ *   what the upload path adds to a request; (a) is the server's share of it.
  * - `concurrency`: 16 concurrent uploads of pdf/TAMReview.pdf through servers with
  *   `maxConcurrentUploads` 1, 2 and 4 in front of one engine with 4 extraction processes (so
  *   the server's bound is the only thing that changes), and 4 in front of the default engine
@@ -31,6 +38,8 @@
  */
 import { Context, Effect, Layer, Logger, LogLevel, type Scope } from "effect"
 import { readFileSync } from "node:fs"
+import type { IncomingMessage } from "node:http"
+import { Readable } from "node:stream"
 import { cpus, loadavg, totalmem } from "node:os"
 import { basename, join } from "node:path"
 import * as Embeddings from "../src/api/Embeddings.js"
@@ -41,6 +50,8 @@ import * as LocalFiles from "../src/engines/LocalFiles.js"
 import * as UseLiteEmbeddings from "../src/engines/UseLiteEmbeddings.js"
 import { sharedPath } from "../src/internal/shared.js"
 import * as RagConfig from "../src/RagConfig.js"
+import * as FormBody from "../src/server/internal/form.js"
+import * as FormState from "../src/server/internal/state.js"
 import * as Server from "../src/server/Server.js"
 import { resultsPath, runInfo, writeReport } from "./internal/results.js"
 import { median } from "../src/bench/Metrics.js"
@@ -52,7 +63,7 @@ if (process.argv.includes("--soak")) await import("./server-soak.js")
 // Settings
 // =============================================================================
 
-const parts = ["upload", "concurrency", "embeddings", "floor"] as const
+const parts = ["upload", "form", "concurrency", "embeddings", "floor"] as const
 type Part = (typeof parts)[number]
 
 const flag = (name: string): string | undefined => {
@@ -300,6 +311,127 @@ const uploadPart = Effect.gen(function*() {
 }).pipe(Effect.scoped)
 
 // =============================================================================
+// Part 1b: the upload path without extraction, per file size
+// =============================================================================
+
+const formSizes = [
+  { label: "1 KiB", bytes: 1024, requests: 300 },
+  { label: "64 KiB", bytes: 64 * 1024, requests: 200 },
+  { label: "1 MiB", bytes: 1024 * 1024, requests: 60 },
+  { label: "8 MiB", bytes: 8 * 1024 * 1024, requests: 15 }
+] as const
+
+/** A multipart body as `fetch` would send it: the file and two option fields. */
+const multipartBody = async (data: Uint8Array) => {
+  const form = new FormData()
+  form.set("file", new Blob([data], { type: "text/plain" }), "doc.txt")
+  form.set("enable_ocr", "false")
+  form.set("text_only", "true")
+  const request = new Request("http://127.0.0.1/", { method: "POST", body: form })
+  return { contentType: request.headers.get("content-type")!, body: new Uint8Array(await request.arrayBuffer()), form }
+}
+
+/** The server's form reader on `body`, streamed from memory in 64 KiB pieces (as a socket delivers it). */
+const readFormOnce = (contentType: string, body: Uint8Array) =>
+  Effect.scoped(Effect.gen(function*() {
+    const pieces: Array<Buffer> = []
+    for (let i = 0; i < body.byteLength; i += 65536) pieces.push(Buffer.from(body.buffer, body.byteOffset + i, Math.min(65536, body.byteLength - i)))
+    const source = Object.assign(Readable.from(pieces), { headers: { "content-length": String(body.byteLength) } })
+    const form = yield* FormBody.read("POST /upload", source as unknown as IncomingMessage, contentType, {
+      maxParts: 32,
+      maxFieldBytes: 4096,
+      maxPartBytes: Upload.maxFileBytes + 65536,
+      maxBodyBytes: Upload.maxFileBytes + 65536,
+      idleMs: 30_000
+    }, FormState.budget(256 * 1024 * 1024))
+    if (form.files.get("file")?.[0] === undefined) throw new Error("form: the file part was not read")
+  }))
+
+const formPart = Effect.gen(function*() {
+  const url = yield* serve(Layer.merge(Layer.succeed(Upload.Upload, nullEngine), Models.layerList(modelList)))
+  type Latency = ReturnType<typeof latency>
+  const rows: Array<{ size: string; bytes: number; requests: number; formReader: Latency; upload: Latency; uploadEncoded: Latency; floor: Latency; addedMs: number; addedEncodedMs: number }> = []
+  for (const size of formSizes) {
+    progress(`form ${size.label} `)
+    const data = new Uint8Array(size.bytes).fill(0x61)
+    const { body, contentType, form } = yield* Effect.promise(() => multipartBody(data))
+    const upload = async () => {
+      const res = await fetch(`${url}/upload`, { method: "POST", body: form })
+      const answer = (await res.json()) as { status: boolean }
+      if (res.status !== 200 || answer.status !== true) throw new Error(`POST /upload: ${res.status}`)
+    }
+    // the same bytes encoded once beforehand: the client's FormData encoding left out
+    const uploadEncoded = async () => {
+      const res = await fetch(`${url}/upload`, { method: "POST", body, headers: { "content-type": contentType } })
+      const answer = (await res.json()) as { status: boolean }
+      if (res.status !== 200 || answer.status !== true) throw new Error(`POST /upload: ${res.status}`)
+    }
+    const floor = async () => {
+      const res = await fetch(`${url}/v1/models`)
+      await res.arrayBuffer()
+      if (res.status !== 200) throw new Error(`GET /v1/models: ${res.status}`)
+    }
+    const a: Array<number> = []
+    const b: Array<number> = []
+    const c: Array<number> = []
+    const d: Array<number> = []
+    const warm = Math.max(3, Math.floor(size.requests / 10))
+    for (let i = 0; i < warm + size.requests; i++) {
+      // interleaved, so load changes hit the three series alike
+      const t0 = performance.now()
+      yield* readFormOnce(contentType, body)
+      const t1 = performance.now()
+      yield* Effect.promise(upload)
+      const t2 = performance.now()
+      yield* Effect.promise(floor)
+      const t3 = performance.now()
+      yield* Effect.promise(uploadEncoded)
+      const t4 = performance.now()
+      if (i >= warm) {
+        a.push(t1 - t0)
+        b.push(t2 - t1)
+        c.push(t3 - t2)
+        d.push(t4 - t3)
+      }
+    }
+    const row = {
+      size: size.label,
+      bytes: body.byteLength,
+      requests: size.requests,
+      formReader: latency(a),
+      upload: latency(b),
+      uploadEncoded: latency(d),
+      floor: latency(c),
+      addedMs: round(median(b) - median(c), 2),
+      addedEncodedMs: round(median(d) - median(c), 2)
+    }
+    rows.push(row)
+    progress(`${row.upload.p50Ms} ms\n`)
+  }
+  printTable(
+    "1b. The upload path without extraction: POST /upload (plain fetch, FormData) to an engine that answers at once, one at a time",
+    ["file", "requests", "form reader p50 ms", "POST /upload p50 ms", "p95 ms", "pre-encoded p50 ms", "GET /v1/models p50 ms", "added p50 ms", "added, pre-encoded p50 ms"],
+    rows.map((r) => [
+      r.size,
+      String(r.requests),
+      r.formReader.p50Ms.toFixed(2),
+      r.upload.p50Ms.toFixed(2),
+      r.upload.p95Ms.toFixed(2),
+      r.uploadEncoded.p50Ms.toFixed(2),
+      r.floor.p50Ms.toFixed(2),
+      r.addedMs.toFixed(2),
+      r.addedEncodedMs.toFixed(2)
+    ]),
+    [
+      "form reader: internal/form.ts on the same body streamed from memory (the server's multipart work: limits, budget, parse into memory; no temporary file)",
+      "pre-encoded: the same multipart bytes, encoded once beforehand, sent as a Uint8Array body (the client's FormData encoding left out)",
+      "added: POST /upload p50 − GET /v1/models p50 (client body encoding, transfer over loopback, form reading, answer)"
+    ]
+  )
+  return { rows }
+}).pipe(Effect.scoped)
+
+// =============================================================================
 // Part 2: upload concurrency
 // =============================================================================
 
@@ -536,10 +668,11 @@ console.log(
 
 const program = Effect.gen(function*() {
   const upload = want("upload") ? yield* uploadPart : undefined
+  const form = want("form") ? yield* formPart : undefined
   const concurrency = want("concurrency") ? yield* concurrencyPart : undefined
   const embeddings = want("embeddings") ? yield* embeddingsPart : undefined
   const floor = want("floor") ? yield* floorPart : undefined
-  return { upload, concurrency, embeddings, floor }
+  return { upload, form, concurrency, embeddings, floor }
 }).pipe(Logger.withMinimumLogLevel(LogLevel.Warning))
 
 const results = await Effect.runPromise(program)

@@ -157,6 +157,16 @@ const pdf = (items: ReadonlyArray<{ x: number; y: number; text: string }>): Uint
   return enc.encode(out)
 }
 
+describe("PDF extraction leaves the process as it was", () => {
+  it("Array.prototype.push is still the native one after pdf.js is loaded (its legacy build's core-js replaces it)", async () => {
+    const push = Array.prototype.push
+    const doc = await extract("one.pdf", pdf([{ x: 72, y: 700, text: "Native push check" }]))
+    expect(text(doc)).toContain("Native push check")
+    // core-js dresses its replacement up as native code (toString), so the function itself is compared
+    expect(Array.prototype.push).toBe(push)
+  })
+})
+
 describe("PDF columns in reading order", () => {
   const columns = [
     ["Q visas are issued", "to participants in an", "international cultural", "exchange program that", "the Attorney General", "has designated."],
@@ -221,5 +231,27 @@ describe("citations name the sheet, the slide or the page", () => {
     expect(placeOf({ type: "pdf" }, 7)).toBe("page 7")
     expect(placeOf({ type: "xlsx" }, 2)).toBe("sheet 2")
     expect(placeOf({ type: "text" }, undefined)).toBeUndefined()
+  })
+})
+
+describe("CSV as one Markdown table", () => {
+  it("quoted delimiters, doubled quotes, line breaks in quotes, CRLF, empty lines, a stray quote and ragged rows", async () => {
+    const csv = `name,note,count\r\n"Smith, J.","said ""hi""",3\r\n\r\nplain,"two\nlines",4\r\nstray "quote,x\r\nshort\r\n`
+    const out = text(await extract("table.csv", enc.encode(csv)))
+    expect(out).toBe(
+      [
+        "| name | note | count |",
+        "| --- | --- | --- |",
+        `| Smith, J. | said "hi" | 3 |`,
+        "| plain | two lines | 4 |",
+        `| stray "quote | x |  |`,
+        "| short |  |  |"
+      ].join("\n")
+    )
+  })
+
+  it("a .tsv file is split on tabs; a semicolon file on semicolons", async () => {
+    expect(text(await extract("t.tsv", enc.encode("a\tb, c\n1\t2\n")))).toBe("| a | b, c |\n| --- | --- |\n| 1 | 2 |")
+    expect(text(await extract("s.csv", enc.encode("a;b\n1,5;2\n")))).toBe("| a | b |\n| --- | --- |\n| 1,5 | 2 |")
   })
 })

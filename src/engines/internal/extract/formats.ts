@@ -1,8 +1,7 @@
 /**
  * The text formats (JSON, XML, HTML, TXT), SVG and raster images.
  */
-import { parseHTML } from "linkedom"
-import { htmlToMarkdown, tidy } from "./markdown.js"
+import { findElement, findElements, htmlToMarkdown, type HtmlNode, parseHtml, textContent, tidy, visibleText } from "./markdown.js"
 import { recognize } from "./ocr.js"
 import { decodeText, htmlDeclaredCharset, xmlDeclaredEncoding } from "./text.js"
 import { ExtractFailure, type Extracted, type ExtractOptions } from "./types.js"
@@ -106,79 +105,34 @@ export const extractSvg = async (data: Uint8Array, options: ExtractOptions): Pro
 // HTML
 // =============================================================================
 
-/**
- * Parses HTML of any shape into a document with a `<body>`. linkedom makes the first element of
- * a fragment (`<div><p>…</p></div>`, an e-mail body) the document element, with an empty body
- * beside it; such input is parsed again inside `<html><body>`.
- */
-const parseDocument = (text: string): ReturnType<typeof parseHTML>["document"] => {
-  const document = parseHTML(text).document
-  if (document.documentElement?.nodeName === "HTML") return document
-  const inner = text.replace(/^\s*(<\?xml[^>]*>\s*)?(<!doctype[^>]*>)?/i, "")
-  const wrapped = /<body[\s>]/i.test(inner) ? `<!DOCTYPE html><html>${inner}</html>` : `<!DOCTYPE html><html><head></head><body>${inner}</body></html>`
-  return parseHTML(wrapped).document
-}
-
-type Dom = ReturnType<typeof parseHTML>["document"]
-type Root = {
-  querySelectorAll: (s: string) => ArrayLike<{ remove: () => void }>
-  textContent: string | null
-}
-
-/**
- * What a reader never sees: scripts, styles, templates, embedded objects, and elements hidden
- * by `hidden`, `aria-hidden="true"` or an inline `display: none` / `visibility: hidden`.
- */
-const invisible = [
-  "script",
-  "style",
-  "noscript",
-  "template",
-  "iframe",
-  "object",
-  "embed",
-  "canvas",
-  "[hidden]",
-  '[aria-hidden="true"]',
-  '[style*="display:none" i]',
-  '[style*="display: none" i]',
-  '[style*="visibility:hidden" i]',
-  '[style*="visibility: hidden" i]'
-].join(", ")
-
-/** A copy of the document's body (or root) without the elements a reader never sees. */
-const visibleRoot = (document: Dom): Root | undefined => {
-  const root = (document.body ?? document.documentElement)?.cloneNode(true) as unknown as Root | undefined
-  if (root === undefined) return undefined
-  for (const e of Array.from(root.querySelectorAll(invisible))) e.remove()
-  return root
-}
+/** The `content` of the first `<meta>` whose `attribute` is `value`, trimmed. */
+const metaContent = (root: HtmlNode, attribute: string, value: string): string | undefined =>
+  findElements(root, (e) => e.name === "meta" && e.attribs?.[attribute]?.toLowerCase() === value)[0]?.attribs?.content?.trim()
 
 /**
  * Extracts HTML of any shape (a full page, a fragment, an e-mail body; the declared or detected
- * charset): the whole visible text of the body as Markdown (headings, lists and tables keep
+ * charset): the whole visible text of the page as Markdown (headings, lists and tables keep
  * their structure), navigation, headers and footers included, as a text browser shows the page;
- * scripts, styles, templates and hidden elements dropped. When the Markdown conversion yields
- * nothing, the body's plain visible text is used. (Scraping a URL with the web engine is
- * different: there `onlyMainContent` selects the main content.)
+ * scripts, styles, templates, the head and hidden elements dropped (`markdown.ts`). When the
+ * Markdown conversion yields nothing, the page's plain visible text is used. (Scraping a URL
+ * with the web engine is different: there `onlyMainContent` selects the main content.)
  */
 export const extractHtml = async (data: Uint8Array): Promise<Extracted> => {
   const { text } = decodeText(data, htmlDeclaredCharset(data))
-  let document: Dom
+  let root: HtmlNode
   try {
-    document = parseDocument(text)
+    root = parseHtml(text)
   } catch (e) {
     throw new ExtractFailure("corrupt", `the HTML cannot be parsed: ${(e as Error).message}`)
   }
-  const meta = (sel: string) => document.querySelector(sel)?.getAttribute("content")?.trim()
-  const description = meta('meta[name="description"]') || meta('meta[property="og:description"]')
-  const title =
-    document.querySelector("title")?.textContent?.trim() ||
-    meta('meta[property="og:title"]') ||
-    document.querySelector("h1")?.textContent?.replace(/\s+/g, " ").trim()
-  const root = visibleRoot(document)
-  let content = root ? htmlToMarkdown(root) : ""
-  if (content.trim() === "") content = tidy(root?.textContent ?? "")
+  const titleElement = findElement(root, "title")
+  const h1 = findElement(root, "h1")
+  const description = metaContent(root, "name", "description") || metaContent(root, "property", "og:description")
+  const title = (titleElement && textContent(titleElement).trim()) ||
+    metaContent(root, "property", "og:title") ||
+    (h1 && textContent(h1).replace(/\s+/g, " ").trim())
+  let content = htmlToMarkdown(root)
+  if (content.trim() === "") content = visibleText(root)
   return {
     format: "html",
     units: [{ page: 1, content }],

@@ -6,16 +6,22 @@
 import { detect } from "./detect.js"
 import { ExtractFailure, type Extracted, type ExtractRequest, type Format } from "./types.js"
 
-// The extractors and their parsing libraries (pdf.js, SheetJS, mammoth, linkedom, tesseract)
+// The extractors and their parsing libraries (pdf.js, SheetJS, htmlparser2, tesseract)
 // load on first use: a process that never extracts a format (the CLI's own process, whose
 // extraction runs in worker processes) does not pay for loading it.
-const docx = () => import("./docx.js")
-const formats = () => import("./formats.js")
-const pdf = () => import("./pdf.js")
-const pptx = () => import("./pptx.js")
-const sheet = () => import("./sheet.js")
-const text = () => import("./text.js")
-const xlsx = () => import("@e965/xlsx")
+// Each module is imported once and its promise kept: a dynamic import of a loaded module still
+// resolves its specifier again on every call (through any loader hooks, such as tsx's).
+const once = <A>(load: () => Promise<A>): () => Promise<A> => {
+  let loaded: Promise<A> | undefined
+  return () => (loaded ??= load())
+}
+const docx = once(() => import("./docx.js"))
+const formats = once(() => import("./formats.js"))
+const pdf = once(() => import("./pdf.js"))
+const pptx = once(() => import("./pptx.js"))
+const sheet = once(() => import("./sheet.js"))
+const text = once(() => import("./text.js"))
+const xlsx = once(() => import("@e965/xlsx"))
 
 export * from "./types.js"
 

@@ -14,7 +14,27 @@ import { ExtractFailure, type Extracted, type ExtractOptions, limits, type Unit 
 
 type PdfJs = typeof import("pdfjs-dist/legacy/build/pdf.mjs")
 let pdfjs: Promise<PdfJs> | undefined
-const load = () => (pdfjs ??= import("pdfjs-dist/legacy/build/pdf.mjs"))
+/**
+ * Loads pdf.js and its worker code (run in this thread, as pdf.js does in Node). The legacy
+ * build's bundled core-js replaces `Array.prototype.push` with a polyfill for the whole process,
+ * several times slower than the engine's own and needed by nothing Node runs; the native
+ * method is put back once both modules are loaded (the worker module is loaded here, so
+ * pdf.js does not load it later and replace `push` again).
+ */
+const workerModule: string = "pdfjs-dist/legacy/build/pdf.worker.mjs"
+const load = () =>
+  (pdfjs ??= (async () => {
+    const push = Array.prototype.push
+    try {
+      const lib = await import("pdfjs-dist/legacy/build/pdf.mjs")
+      const worker: unknown = await import(workerModule)
+      const scope = globalThis as { pdfjsWorker?: unknown }
+      scope.pdfjsWorker ??= worker
+      return lib
+    } finally {
+      Array.prototype.push = push
+    }
+  })())
 
 const assets = (() => {
   let cached: { cMapUrl: string; standardFontDataUrl: string } | undefined

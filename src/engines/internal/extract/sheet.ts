@@ -2,12 +2,13 @@
  * Spreadsheets with SheetJS CE (`@e965/xlsx` 0.20.3): XLSX and XLS (BIFF, legacy code pages
  * through the full cptable), every sheet by name as a Markdown table of the cells' formatted
  * values (cached formula results), merged ranges filled with their value, cell comments
- * listed after the table. CSV with csv-parse. OOXML workbooks are opened with the zip limits
+ * listed after the table. CSV with d3-dsv (RFC 4180 quoting; a stray quote inside an unquoted field
+ * is kept as text). OOXML workbooks are opened with the zip limits
  * before SheetJS sees them.
  */
 import * as XLSX from "@e965/xlsx"
 import * as cptable from "@e965/xlsx/dist/cpexcel.full.mjs"
-import { parse as parseCsv } from "csv-parse/sync"
+import { dsvFormat } from "d3-dsv"
 import { markdownTable } from "./markdown.js"
 import { mediaDataUrls } from "./ooxml.js"
 import { decodeText } from "./text.js"
@@ -139,13 +140,8 @@ export const extractCsv = async (data: Uint8Array, name: string): Promise<Extrac
   const { text } = decodeText(data)
   let rows: Array<Array<string>>
   try {
-    rows = parseCsv(text, {
-      delimiter: sniffDelimiter(text, name),
-      relax_column_count: true,
-      relax_quotes: true,
-      skip_empty_lines: true,
-      bom: true
-    }) as Array<Array<string>>
+    // rows of any length; empty lines skipped
+    rows = dsvFormat(sniffDelimiter(text, name)).parseRows(text).filter((r) => r.length > 1 || r[0] !== "")
   } catch (e) {
     throw new ExtractFailure("corrupt", `the CSV cannot be parsed: ${(e as Error).message}`)
   }
