@@ -25,6 +25,7 @@ import {
   type Service as VectorStoreService,
   type VectorStoreError
 } from "../../store/VectorStore.js"
+import type { Source } from "../Ingest.js"
 import * as Sources from "./ingest-sources.js"
 import * as State from "./ingest-state.js"
 
@@ -106,18 +107,8 @@ export interface WriteResult {
 // Enumerate
 // =============================================================================
 
-/** The sources of an ingest (see `Ingest.Source`). */
-export type SourceSpec =
-  | { readonly _tag: "Path"; readonly path: string }
-  | { readonly _tag: "Url"; readonly url: string }
-  | {
-    readonly _tag: "Site"
-    readonly url: string
-    readonly maxDepth?: number | undefined
-    readonly limit?: number | undefined
-    readonly includePaths?: ReadonlyArray<string> | undefined
-    readonly excludePaths?: ReadonlyArray<string> | undefined
-  }
+/** The sources of an ingest (`Ingest.Source`). */
+export type SourceSpec = Source
 
 /** What the enumeration reports to its composer. */
 export interface EnumerateHooks {

@@ -289,15 +289,17 @@ class Writer {
         this.blank()
         return
     }
-    if (blocks.has(name)) {
-      this.flush()
-      this.blank()
-      this.children(n)
-      this.flush()
-      this.blank()
-      return
-    }
+    if (blocks.has(name)) return this.block(n)
     this.children(n)
+  }
+
+  /** The children as a block of their own, blank lines around. */
+  private block(n: HtmlNode) {
+    this.flush()
+    this.blank()
+    this.children(n)
+    this.flush()
+    this.blank()
   }
 
   private pre(n: HtmlNode) {
@@ -312,12 +314,7 @@ class Writer {
   private table(n: HtmlNode) {
     if (findElement(n, "table")) {
       // a layout table: its cells are blocks
-      this.flush()
-      this.blank()
-      this.children(n)
-      this.flush()
-      this.blank()
-      return
+      return this.block(n)
     }
     const caption = n.children?.find((c) => isElement(c) && c.name === "caption")
     const captionText = caption ? lineText(caption) : ""
