@@ -28,7 +28,7 @@
  * @since 0.1.0
  */
 import type { ConnectionOptions, Job, Queue as BullQueue, RedisClient, Worker as BullWorker } from "bullmq"
-import { Chunk as C, Data, Deferred, Duration, Effect, Queue, Redacted, Runtime, Schedule, Stream } from "effect"
+import { Chunk as C, Data, Deferred, Duration, Effect, FiberSet, Queue, Redacted, Runtime, Schedule, Stream } from "effect"
 import { randomUUID } from "node:crypto"
 import { createConnection } from "node:net"
 import * as Upload from "../api/Upload.js"
@@ -536,6 +536,11 @@ export const worker = (
       )
 
     const runtime = yield* Effect.runtime<never>()
+    // Upkeep started by the queue running dry: its fibers are awaited before an `untilEmpty`
+    // worker returns, and interrupted when the worker stops (the writer lock is released
+    // either way; a fiber left running at exit would hold it until it expires).
+    const upkeeps = yield* FiberSet.make<void, never>()
+    const runUpkeep = yield* FiberSet.runtime(upkeeps)<never>()
     const { Worker: W } = yield* loadBull
     const bull: BullWorker<JobData> = yield* Effect.acquireRelease(
       Effect.sync(() => {
@@ -558,7 +563,7 @@ export const worker = (
           }
         )
         w.on("error", () => {}) // connection hiccups: ioredis reconnects
-        w.on("drained", () => void Runtime.runFork(runtime)(Effect.ignore(upkeep)))
+        w.on("drained", () => void runUpkeep(Effect.ignore(upkeep)))
         return w
       }),
       // finish the jobs in hand (their batches are written by the batcher, still running)
@@ -572,6 +577,7 @@ export const worker = (
       )
       yield* open.pipe(Effect.repeat({ schedule: Schedule.spaced("300 millis"), until: (n) => n === 0 }))
       yield* Effect.promise(() => bull.close())
+      yield* FiberSet.awaitEmpty(upkeeps)
       yield* upkeep
     } else {
       yield* Effect.never

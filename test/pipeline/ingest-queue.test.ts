@@ -11,6 +11,7 @@
  *   A worker stopped with SIGTERM finishes the jobs in hand and exits 143.
  */
 import { Effect, Redacted } from "effect"
+import { spawnSync } from "node:child_process"
 import { mkdirSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -87,6 +88,10 @@ describe("IngestQueue (BullMQ on a real Redis, built CLI processes)", () => {
     expect(killed.code).toBeNull() // killed, not finished
     for (const r of await Promise.all(others.map((w) => w.done))) expectOk(r)
     expectOk(await direct, 3)
+    // the workers that ran dry released the collection's writer lock before they exited
+    const lock = spawnSync("redis-cli", ["-p", String(redis.port), "exists", `effect-rag:${collection}:writer`], { encoding: "utf8" })
+    expect(lock.status).toBe(0)
+    expect(lock.stdout.trim()).toBe("0")
 
     const [qRows, sRows] = await Promise.all([dumpTable(queued, collection), dumpTable(single, collection)])
     expect(qRows.length).toBe(sRows.length)
