@@ -78,6 +78,17 @@ export const queue = Options.redacted("queue").pipe(
 )
 
 /** `--json`: machine-readable output. */
+/**
+ * `--embedder NAME`, optional (the caller falls back to `EFFECT_RAG_EMBEDDER`, then `none`);
+ * `note` follows the description: what the choice means for the command.
+ */
+export const embedder = (note: string) =>
+  Options.text("embedder").pipe(
+    Options.withPseudoName("NAME"),
+    Options.optional,
+    Options.withDescription(`none | remote | use-lite | onnx:DIR (default: $EFFECT_RAG_EMBEDDER or none); ${note}`)
+  )
+
 export const json = Options.boolean("json").pipe(Options.withDescription("print JSON for scripts"))
 
 /** `--config FILE`: a JSON configuration file (checked when the command starts, see {@link checkConfigFile}). */

@@ -460,11 +460,7 @@ export const command = Command.make(
       Options.withDescription("leave out folder files and folders matching this glob; repeatable")
     ),
     prune: Options.boolean("prune").pipe(Options.withDescription("delete stored documents whose source is gone (under the given folders / sites)")),
-    embedder: Options.text("embedder").pipe(
-      Options.withPseudoName("NAME"),
-      Options.optional,
-      Options.withDescription("none | remote | use-lite | onnx:DIR (default: $EFFECT_RAG_EMBEDDER or none: full text only)")
-    ),
+    embedder: Shared.embedder("none stores full text only"),
     concurrency: Options.integer("concurrency").pipe(
       Options.withPseudoName("N"),
       Options.withDefault(2),

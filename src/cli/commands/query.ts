@@ -53,11 +53,7 @@ export const filter = Options.text("filter").pipe(
 )
 
 /** `--embedder`. */
-export const embedder = Options.text("embedder").pipe(
-  Options.withPseudoName("NAME"),
-  Options.optional,
-  Options.withDescription("none | remote | use-lite | onnx:DIR (default: $EFFECT_RAG_EMBEDDER or none); must be the collection's")
-)
+export const embedder = Shared.embedder("must be the collection's")
 
 /** `--reranker`. */
 export const reranker = Options.text("reranker").pipe(

@@ -30,11 +30,7 @@ export const command = Command.make(
     queue: Shared.queue,
     db: Shared.db,
     collection: Shared.collection,
-    embedder: Options.text("embedder").pipe(
-      Options.withPseudoName("NAME"),
-      Options.optional,
-      Options.withDescription("none | remote | use-lite | onnx:DIR (default: $EFFECT_RAG_EMBEDDER or none); the same on every worker of a collection")
-    ),
+    embedder: Shared.embedder("the same on every worker of a collection"),
     concurrency: Options.integer("concurrency").pipe(
       Options.withPseudoName("N"),
       Options.withDefault(64),
