@@ -18,15 +18,14 @@
  * listings for versions), not of a network or a remote service.
  */
 import { Effect, Layer } from "effect"
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { basename, join } from "node:path"
+import { join } from "node:path"
 import * as LocalFiles from "../src/engines/LocalFiles.js"
-import { sharedPath } from "../src/internal/shared.js"
 import * as Ingest from "../src/pipeline/Ingest.js"
 import * as LanceDbStore from "../src/store/LanceDbStore.js"
 import { VectorStore } from "../src/store/VectorStore.js"
-import { markdown } from "../test/pipeline/fixtures/ingest-helpers.js"
+import { copyTextFixtures, markdown } from "../test/pipeline/fixtures/ingest-helpers.js"
 import { startS3 } from "../test/support/s3.js"
 import { writeBarChart } from "./internal/plot.js"
 import { resultsPath, runInfo, writeReport } from "./internal/results.js"
@@ -39,16 +38,6 @@ const flag = (name: string): string | undefined => {
 const runs = Math.max(1, Number(flag("--runs") ?? "3") || 3)
 const files = Math.max(1, Number(flag("--files") ?? "40") || 40)
 
-const fixtureFiles = [
-  "docx/HeaderFooterUnicode.docx",
-  "docx/ComplexNumberedLists.docx",
-  "docx/IllustrativeCases.docx",
-  "pptx/SampleShow.pptx",
-  "xlsx/DataTableCities.xlsx",
-  "json/us_presidents.json",
-  "xml/jn-encoding-iso-8859-1.rss",
-  "html/hukumusume-ja.html"
-]
 const queries = ["lance arrow", "effect stream", "vector index", "chunk batch", "retrieval embedding", "fiber query"]
 
 interface Measure {
@@ -84,8 +73,7 @@ async function main() {
   mkdirSync(synthetic)
   for (let f = 0; f < files; f++) writeFileSync(join(synthetic, `doc-${String(f).padStart(4, "0")}.md`), markdown(f, 48))
   const fixtures = join(tmp, "fixtures")
-  mkdirSync(fixtures)
-  for (const f of fixtureFiles) copyFileSync(sharedPath("fixtures", "docs", ...f.split("/")), join(fixtures, basename(f)))
+  copyTextFixtures(fixtures)
 
   const targets = {
     disk: (run: number) => LanceDbStore.layer({ uri: join(tmp, `db-${run}`) }),

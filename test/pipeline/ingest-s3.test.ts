@@ -13,19 +13,18 @@
 import { Command } from "@effect/cli"
 import { NodeContext } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
-import { copyFileSync, mkdirSync, rmSync, unlinkSync, writeFileSync } from "node:fs"
-import { basename, join } from "node:path"
+import { rmSync, unlinkSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest"
 import * as collections from "../../src/cli/commands/collections.js"
 import * as ingest from "../../src/cli/commands/ingest.js"
 import * as query from "../../src/cli/commands/query.js"
 import * as LocalFiles from "../../src/engines/LocalFiles.js"
-import { sharedPath } from "../../src/internal/shared.js"
 import * as Ingest from "../../src/pipeline/Ingest.js"
 import * as LanceDbStore from "../../src/store/LanceDbStore.js"
 import { runCli } from "../support/cli.js"
 import { startS3, type S3Server } from "../support/s3.js"
-import { documentCounts, dumpTable, markdown, runIngestChild, tempDir, writeCorpus } from "./fixtures/ingest-helpers.js"
+import { copyTextFixtures, documentCounts, dumpTable, markdown, runIngestChild, tempDir, textFixtures, writeCorpus } from "./fixtures/ingest-helpers.js"
 
 const root = tempDir("s3")
 let s3: S3Server
@@ -57,23 +56,12 @@ const cli = async (...args: Array<string>) => {
   return { code, stdout: out.join("\n") }
 }
 
-/** Text formats of the shared fixtures (the slow OCR and PDF files stay out: the pipeline is what is tested here). */
-const fixtures = [
-  "docx/HeaderFooterUnicode.docx",
-  "docx/ComplexNumberedLists.docx",
-  "docx/IllustrativeCases.docx",
-  "pptx/SampleShow.pptx",
-  "xlsx/DataTableCities.xlsx",
-  "json/us_presidents.json",
-  "xml/jn-encoding-iso-8859-1.rss",
-  "html/hukumusume-ja.html"
-]
+const fixtures = textFixtures
 
 describe("ingest into s3://", () => {
   it("CLI: --db s3://… with the settings in a config file; query; a rerun writes nothing; --prune", async () => {
     const folder = join(root, "fixtures")
-    mkdirSync(folder, { recursive: true })
-    for (const f of fixtures) copyFileSync(sharedPath("fixtures", "docs", ...f.split("/")), join(folder, basename(f)))
+    copyTextFixtures(folder)
     const config = join(root, "s3.config.json")
     writeFileSync(config, JSON.stringify({
       s3Endpoint: s3.endpoint,
