@@ -44,6 +44,7 @@ import { join } from "node:path"
 import { packageRoot, sharedPath } from "../src/internal/shared.js"
 import { writeBarChart } from "./internal/plot.js"
 import { resultsPath, runInfo, writeReport } from "./internal/results.js"
+import { rng } from "./internal/rng.js"
 import { median } from "../src/bench/Metrics.js"
 import { benchIndexBuild, benchWorkers, workersTable } from "./internal/queue.js"
 
@@ -233,15 +234,6 @@ const words = (() => {
   for (const a of syllables) for (const b of syllables) out.push(a + b)
   return out
 })()
-
-/** A deterministic pseudo-random generator (mulberry32). */
-const rng = (seed: number) => () => {
-  seed |= 0
-  seed = (seed + 0x6d2b79f5) | 0
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-}
 
 /** Writes `files` Markdown files of about `chunksPerFile` 512-token chunks each. */
 const synthetic = (dir: string, files: number, chunksPerFile: number) => {

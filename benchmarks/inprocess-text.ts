@@ -13,19 +13,11 @@ import { Effect } from "effect"
 import type * as Upload from "../src/api/Upload.js"
 import * as LocalFiles from "../src/engines/LocalFiles.js"
 import { resultsPath, runInfo, writeReport } from "./internal/results.js"
+import { rng } from "./internal/rng.js"
 
 const args = process.argv.slice(2)
 const at = args.indexOf("--bytes")
 const bytes = at >= 0 ? Number(args[at + 1]) : LocalFiles.defaultInProcessBytes
-
-/** A deterministic pseudo-random generator (mulberry32). */
-const rng = (seed: number) => () => {
-  seed |= 0
-  seed = (seed + 0x6d2b79f5) | 0
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-}
 
 const encoder = new TextEncoder()
 /** `text` cut to at most `bytes` UTF-8 bytes (whole characters). */

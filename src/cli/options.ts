@@ -282,12 +282,31 @@ export const resolveQueue = (flag: Option.Option<Redacted.Redacted<string>>): Ef
     onNone: () => Effect.map(setting("EFFECT_RAG_QUEUE"), Option.map((s) => Redacted.make(s)))
   })
 
-/** Resolves `--collection` (flag, then `EFFECT_RAG_COLLECTION`, then `default`). */
-export const resolveCollection = (flag: Option.Option<string>): Effect.Effect<string> =>
+/** A flag's value, else the setting `name`, else `fallback`. */
+const flagOrSetting = (flag: Option.Option<string>, name: string, fallback: string): Effect.Effect<string> =>
   Option.match(flag, {
     onSome: Effect.succeed,
-    onNone: () => Effect.map(setting("EFFECT_RAG_COLLECTION"), Option.getOrElse(() => "default"))
+    onNone: () => Effect.map(setting(name), Option.getOrElse(() => fallback))
   })
+
+/** Resolves `--collection` (flag, then `EFFECT_RAG_COLLECTION`, then `default`). */
+export const resolveCollection = (flag: Option.Option<string>): Effect.Effect<string> =>
+  flagOrSetting(flag, "EFFECT_RAG_COLLECTION", "default")
+
+/** Resolves `--embedder` (flag, then `EFFECT_RAG_EMBEDDER`, then `none`). */
+export const resolveEmbedderSpec = (flag: Option.Option<string>): Effect.Effect<string> =>
+  flagOrSetting(flag, "EFFECT_RAG_EMBEDDER", "none")
+
+/** Resolves `--reranker` (flag, then `EFFECT_RAG_RERANKER`, then `none`). */
+export const resolveRerankerSpec = (flag: Option.Option<string>): Effect.Effect<string> =>
+  flagOrSetting(flag, "EFFECT_RAG_RERANKER", "none")
+
+/** The document engine from `EFFECT_RAG_UPLOAD` (`local`, the default, or `remote`); `command` names the usage error. */
+export const resolveUploadEngine = (command: string): Effect.Effect<"local" | "remote", UsageError> =>
+  Effect.flatMap(flagOrSetting(Option.none(), "EFFECT_RAG_UPLOAD", "local"), (upload) =>
+    upload === "local" || upload === "remote"
+      ? Effect.succeed(upload)
+      : Effect.fail(new UsageError(`${command}: EFFECT_RAG_UPLOAD must be local or remote, not ${upload}`)))
 
 /**
  * Exit codes of every command: 0 all done, 1 failed, 2 bad usage (nothing was read or written),

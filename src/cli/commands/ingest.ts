@@ -273,11 +273,8 @@ export const runIngest = (args: IngestArgs): Effect.Effect<Option.Option<Ingest.
     if (missing.length > 0) return yield* usage(`no such file or folder: ${missing.join(", ")}`)
     const db = yield* Shared.resolveDb(args.db)
     const collection = yield* Shared.resolveCollection(args.collection)
-    const embedderSpec = Option.isSome(args.embedder)
-      ? args.embedder.value
-      : Option.getOrElse(yield* Shared.setting("EFFECT_RAG_EMBEDDER"), () => "none")
-    const upload = Option.getOrElse(yield* Shared.setting("EFFECT_RAG_UPLOAD"), () => "local")
-    if (upload !== "local" && upload !== "remote") return yield* usage(`EFFECT_RAG_UPLOAD must be local or remote, not ${upload}`)
+    const embedderSpec = yield* Shared.resolveEmbedderSpec(args.embedder)
+    const upload = yield* Shared.resolveUploadEngine("ingest")
     if (upload === "remote" && Option.isSome(args.password)) {
       return yield* usage("--password needs the local document engine (EFFECT_RAG_UPLOAD=local): the remote upload endpoint takes no password")
     }

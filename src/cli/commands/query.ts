@@ -93,12 +93,8 @@ export const resolveRetrieval = (flags: RetrievalFlags) =>
         message: `no database at ${db}: run \`effect-rag ingest PATH --db ${db}\` first, or pass --db`
       })
     }
-    const embedderSpec = Option.isSome(flags.embedder)
-      ? flags.embedder.value
-      : Option.getOrElse(yield* Shared.setting("EFFECT_RAG_EMBEDDER"), () => "none")
-    const rerankerSpec = Option.isSome(flags.reranker)
-      ? flags.reranker.value
-      : Option.getOrElse(yield* Shared.setting("EFFECT_RAG_RERANKER"), () => "none")
+    const embedderSpec = yield* Shared.resolveEmbedderSpec(flags.embedder)
+    const rerankerSpec = yield* Shared.resolveRerankerSpec(flags.reranker)
     let embeddings: Embeddings.Service | undefined
     if (embedderSpec !== "none") {
       const e = yield* Effect.flatMap(embeddersModule, (m) => m.resolveEmbedder(embedderSpec))

@@ -63,11 +63,8 @@ export const command = Command.make(
       const prepared = Shared.prepareDbFolder(db)
       if (Either.isLeft(prepared)) return yield* Effect.fail(prepared.left)
       const collection = yield* Shared.resolveCollection(args.collection)
-      const embedderSpec = Option.isSome(args.embedder)
-        ? args.embedder.value
-        : Option.getOrElse(yield* Shared.setting("EFFECT_RAG_EMBEDDER"), () => "none")
-      const upload = Option.getOrElse(yield* Shared.setting("EFFECT_RAG_UPLOAD"), () => "local")
-      if (upload !== "local" && upload !== "remote") return yield* usage(`EFFECT_RAG_UPLOAD must be local or remote, not ${upload}`)
+      const embedderSpec = yield* Shared.resolveEmbedderSpec(args.embedder)
+      const upload = yield* Shared.resolveUploadEngine("worker")
       const IngestQueue = yield* Shared.load(() => import("../../pipeline/IngestQueue.js"))
       const { resolveEmbedder } = yield* Shared.load(() => import("./bench.js"))
       const resolved = yield* resolveEmbedder(embedderSpec)
