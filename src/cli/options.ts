@@ -145,6 +145,8 @@ export const prepareDbFolder = (db: string): Either.Either<string, UsageError> =
     try {
       mkdirSync(folder)
     } catch (e) {
+      // another process (a second worker started at the same time) made it first
+      if (errno(e) === "EEXIST" && statOf(folder)?.isDirectory() === true) continue
       return Either.left(new UsageError(`--db ${db}: cannot create ${folder} (${errno(e)})`))
     }
   }

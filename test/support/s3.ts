@@ -199,7 +199,10 @@ export const startS3 = async (options: { readonly bucket?: string; readonly cond
     preconditionFailures: () => refused,
     keys: async (prefix) => (await listObjects(bucket, { prefix, maxKeys: Infinity })).objects.map((o) => o.key),
     close: async () => {
-      await server.close()
+      // close() waits for every open connection; LanceDB's client keeps its pooled ones open
+      const closing = server.close()
+      ;(server as unknown as { httpServer?: { closeAllConnections?: () => void } }).httpServer?.closeAllConnections?.()
+      await closing
       rmSync(directory, { recursive: true, force: true })
     }
   }
@@ -219,6 +222,7 @@ interface DynaliteServer {
   listen(port: number, host: string, callback: () => void): void
   address(): AddressInfo
   close(callback: () => void): void
+  closeAllConnections?(): void
 }
 
 /** Starts dynalite on 127.0.0.1 (a free port), tables in memory. */
@@ -254,6 +258,11 @@ export const startDynamo = async (): Promise<DynamoServer> => {
       })
     },
     count: async (name) => Number((await call("Scan", { TableName: name, Select: "COUNT" }))["Count"]),
-    close: () => new Promise<void>((resolve) => server.close(() => resolve()))
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        // as above: the clients' pooled connections would hold close() open
+        server.closeAllConnections?.()
+      })
   }
 }
