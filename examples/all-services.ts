@@ -8,7 +8,7 @@
  * calls, the types and the wiring, not model quality.
  */
 import { Console, Effect, Layer, Stream } from "effect"
-import { Chat, Embeddings, Images, Layers, Models, Music, Rerank, Search, Upload, Video, Web } from "../src/index.js"
+import { Chat, Embeddings, Images, Layers, Models, Music, Rerank, Search, Upload, Video, Web } from "effect-rag"
 import { startDemoServer } from "./support/wire-demo-server.js"
 
 const program = Effect.gen(function*() {

@@ -13,14 +13,7 @@
  * `CRAWL_LIMIT` (pages, default 20), `CRAWL_ALLOW_PRIVATE=true` to crawl a loopback/LAN site.
  */
 import { Console, Effect, Layer, Stream } from "effect"
-import * as Chat from "../src/api/Chat.js"
-import * as ApiHttp from "../src/api/internal/ApiHttp.js"
-import * as LocalFiles from "../src/engines/LocalFiles.js"
-import * as LocalWeb from "../src/engines/LocalWeb.js"
-import * as Answer from "../src/pipeline/Answer.js"
-import * as Ingest from "../src/pipeline/Ingest.js"
-import * as RagConfig from "../src/RagConfig.js"
-import * as LanceDbStore from "../src/store/LanceDbStore.js"
+import { Answer, ApiHttp, Chat, Ingest, LanceDbStore, LocalFiles, LocalWeb, RagConfig } from "effect-rag"
 
 const [site, question] = process.argv.slice(2)
 const collection = "site"

@@ -19,9 +19,7 @@ import { Effect, Layer, Schema } from "effect"
 import { createServer } from "node:http"
 import { parseArgs } from "node:util"
 import { pathToFileURL } from "node:url"
-import { Chat, LanceDbStore, RagConfig } from "../src/index.js"
-import * as ApiHttp from "../src/api/internal/ApiHttp.js"
-import * as Answer from "../src/pipeline/Answer.js"
+import { Answer, ApiHttp, Chat, LanceDbStore, RagConfig } from "effect-rag"
 
 /** The request body. */
 export const AskBody = Schema.Struct({

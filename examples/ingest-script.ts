@@ -11,10 +11,7 @@
  * .effect-rag/db` reads it).
  */
 import { Console, Effect, Layer } from "effect"
-import * as LocalFiles from "../src/engines/LocalFiles.js"
-import * as Answer from "../src/pipeline/Answer.js"
-import * as Ingest from "../src/pipeline/Ingest.js"
-import * as LanceDbStore from "../src/store/LanceDbStore.js"
+import { Answer, Ingest, LanceDbStore, LocalFiles } from "effect-rag"
 
 const args = process.argv.slice(2)
 const question = args.length > 1 ? args.pop() : undefined

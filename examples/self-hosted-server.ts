@@ -10,10 +10,8 @@
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Layer } from "effect"
-import * as LocalFiles from "../src/engines/LocalFiles.js"
-import * as LocalWeb from "../src/engines/LocalWeb.js"
-import * as UseLiteEmbeddings from "../src/engines/UseLiteEmbeddings.js"
-import * as Server from "../src/server/Server.js"
+import { LocalFiles, LocalWeb, Server } from "effect-rag"
+import { UseLiteEmbeddings } from "effect-rag/use-lite"
 
 const services = Layer.mergeAll(
   // one document engine for /upload and for PDFs the web engine finds

@@ -176,6 +176,20 @@ export class ExtractionError extends Schema.TaggedError<ExtractionError>()("Extr
   message: Schema.String
 }) {}
 
+/**
+ * An optional part of the package is used but its package is not installed. `install` is the
+ * exact `npm install` line that adds it; the message says the same.
+ */
+export class MissingPackage extends Schema.TaggedError<MissingPackage>()("MissingPackage", {
+  /** The optional part: `onnx`, `useLite`, `queue`, `ai` or `ocr`. */
+  part: Schema.String,
+  /** The packages of the part that are not installed. */
+  packages: Schema.Array(Schema.String),
+  /** The `npm install …` line that installs the part. */
+  install: Schema.String,
+  message: Schema.String
+}) {}
+
 /** Everything a remote call of the API can fail with. */
 export type ApiError =
   | BadRequest

@@ -2,6 +2,10 @@
  * effect-rag: every endpoint of the AI API as a typed Effect service, local engines behind the
  * same Tags, a pluggable vector store (LanceDB by default), and retrieval.
  *
+ * Optional parts have their own entry points and optional peer dependencies:
+ * `effect-rag/onnx` (ONNX embeddings and rerank), `effect-rag/use-lite` (USE-lite embeddings),
+ * `effect-rag/queue` (the ingest queue) and `effect-rag/ai` (the `@effect/ai` adapters).
+ *
  * @since 0.1.0
  */
 export * as CallOptions from "./api/CallOptions.js"
@@ -24,13 +28,7 @@ export * as LanceDbStore from "./store/LanceDbStore.js"
 export * as MemoryStore from "./store/MemoryStore.js"
 export * as Retrieve from "./pipeline/Retrieve.js"
 export * as Ingest from "./pipeline/Ingest.js"
-export * as IngestQueue from "./pipeline/IngestQueue.js"
 export * as Answer from "./pipeline/Answer.js"
-export * as RagLanguageModel from "./ai/RagLanguageModel.js"
-export * as RagEmbeddingModel from "./ai/RagEmbeddingModel.js"
 export * as LocalFiles from "./engines/LocalFiles.js"
 export * as LocalWeb from "./engines/LocalWeb.js"
-export * as UseLiteEmbeddings from "./engines/UseLiteEmbeddings.js"
-export * as OnnxEmbeddings from "./engines/OnnxEmbeddings.js"
-export * as OnnxRerank from "./engines/OnnxRerank.js"
 export * as Server from "./server/Server.js"

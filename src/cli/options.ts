@@ -31,6 +31,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, statSync } from "node:fs"
 import { dirname, resolve } from "node:path"
+import * as Optional from "../internal/optional.js"
 import * as RagError from "../RagError.js"
 import { isObjectStoreUri } from "../store/internal/uri.js"
 
@@ -109,6 +110,13 @@ export const config = Options.text("config").pipe(
 export class UsageError extends Error {
   readonly _tag = "UsageError"
 }
+
+/**
+ * Succeeds when the optional part is installed; otherwise a {@link UsageError} (exit 2) whose
+ * message is the `npm install` line that adds it.
+ */
+export const requirePart = (part: Optional.PartName): Effect.Effect<void, UsageError> =>
+  Effect.mapError(Optional.ensure(part), (e) => new UsageError(e.message))
 
 const errno = (e: unknown): string => (e as NodeJS.ErrnoException)?.code ?? (e as Error)?.message ?? String(e)
 

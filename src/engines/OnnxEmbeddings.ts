@@ -24,6 +24,8 @@ import { Config, Effect, Layer } from "effect"
 import type { ConfigError } from "effect/ConfigError"
 import { basename } from "node:path"
 import * as Embeddings from "../api/Embeddings.js"
+import * as Optional from "../internal/optional.js"
+import * as RagError from "../RagError.js"
 import { engineError, LocalModelError, makeLocalService } from "./internal/embed-common.js"
 import {
   defaultCacheDir,
@@ -105,8 +107,9 @@ const pool = (
  * Finds and loads the model, then builds the service. Fails with {@link LocalModelError}:
  * `not_found` (nothing at the places checked, downloads off) or `load_failed`.
  */
-export const make = (options: Options): Effect.Effect<Embeddings.Service, LocalModelError> =>
+export const make = (options: Options): Effect.Effect<Embeddings.Service, LocalModelError | RagError.MissingPackage> =>
   Effect.gen(function*() {
+    yield* Optional.ensure("onnx")
     const located = yield* locate(options, "embedding")
     const { extractor, t } = yield* loadWith(located, options, async (t: Transformers, pretrained) => ({
       t,
@@ -151,7 +154,7 @@ export const make = (options: Options): Effect.Effect<Embeddings.Service, LocalM
   })
 
 /** The layer. */
-export const layer = (options: Options): Layer.Layer<Embeddings.Embeddings, LocalModelError> =>
+export const layer = (options: Options): Layer.Layer<Embeddings.Embeddings, LocalModelError | RagError.MissingPackage> =>
   Layer.effect(Embeddings.Embeddings, make(options))
 
 /**
@@ -159,7 +162,7 @@ export const layer = (options: Options): Layer.Layer<Embeddings.Embeddings, Loca
  * `EFFECT_RAG_ALLOW_DOWNLOADS` (default false), `EFFECT_RAG_MODEL_CACHE` (default
  * `.effect-rag/models`), `EFFECT_RAG_ONNX_POOLING` (`mean` or `cls`, default `mean`).
  */
-export const layerConfig: Layer.Layer<Embeddings.Embeddings, LocalModelError | ConfigError> = Layer.unwrapEffect(
+export const layerConfig: Layer.Layer<Embeddings.Embeddings, LocalModelError | RagError.MissingPackage | ConfigError> = Layer.unwrapEffect(
   Effect.map(
     Config.all({
       model: Config.string("EFFECT_RAG_ONNX_MODEL"),

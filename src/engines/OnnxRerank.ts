@@ -19,6 +19,7 @@ import type { ConfigError } from "effect/ConfigError"
 import { basename } from "node:path"
 import * as Rerank from "../api/Rerank.js"
 import * as RagError from "../RagError.js"
+import * as Optional from "../internal/optional.js"
 import { engineError, LocalModelError } from "./internal/embed-common.js"
 import {
   defaultCacheDir,
@@ -57,8 +58,9 @@ export const scoreOf = (logits: ArrayLike<number>): number => {
 }
 
 /** Finds and loads the cross-encoder, then builds the service. */
-export const make = (options: Options): Effect.Effect<Rerank.Service, LocalModelError> =>
+export const make = (options: Options): Effect.Effect<Rerank.Service, LocalModelError | RagError.MissingPackage> =>
   Effect.gen(function*() {
+    yield* Optional.ensure("onnx")
     const located = yield* locate(options, "reranking")
     const { classifier, t, tokenizer } = yield* loadWith(located, options, async (t, pretrained) => ({
       t,
@@ -111,7 +113,7 @@ export const make = (options: Options): Effect.Effect<Rerank.Service, LocalModel
   })
 
 /** The layer. */
-export const layer = (options: Options): Layer.Layer<Rerank.Rerank, LocalModelError> =>
+export const layer = (options: Options): Layer.Layer<Rerank.Rerank, LocalModelError | RagError.MissingPackage> =>
   Layer.effect(Rerank.Rerank, make(options))
 
 /**
@@ -119,7 +121,7 @@ export const layer = (options: Options): Layer.Layer<Rerank.Rerank, LocalModelEr
  * `EFFECT_RAG_ALLOW_DOWNLOADS` (default false), `EFFECT_RAG_MODEL_CACHE` (default
  * `.effect-rag/models`).
  */
-export const layerConfig: Layer.Layer<Rerank.Rerank, LocalModelError | ConfigError> = Layer.unwrapEffect(
+export const layerConfig: Layer.Layer<Rerank.Rerank, LocalModelError | RagError.MissingPackage | ConfigError> = Layer.unwrapEffect(
   Effect.map(
     Config.all({
       model: Config.string("EFFECT_RAG_RERANK_MODEL"),

@@ -21,6 +21,8 @@
 import { Effect, Layer, type Scope } from "effect"
 import { createRequire } from "node:module"
 import * as Embeddings from "../api/Embeddings.js"
+import * as Optional from "../internal/optional.js"
+import * as RagError from "../RagError.js"
 import { type EmbedBatch, engineError, LocalModelError, makeLocalService } from "./internal/embed-common.js"
 import { encodeHead, startPool, type Tokenizer } from "./internal/embed-use.js"
 
@@ -152,10 +154,12 @@ const notLoaded = (cause: unknown) =>
  * Loads the model and builds the service. With `concurrency` 1 (the default) the model runs on
  * the calling thread and is loaded once per process; with more, each of `concurrency` worker
  * threads loads its own copy, and the workers end with the scope. Fails with
- * {@link LocalModelError} when the packages are missing or the model does not load.
+ * {@link RagError.MissingPackage} when its packages are not installed (the message is the
+ * `npm install` line), {@link LocalModelError} when the model does not load.
  */
-export const make = (options: Options = {}): Effect.Effect<Embeddings.Service, LocalModelError, Scope.Scope> =>
+export const make = (options: Options = {}): Effect.Effect<Embeddings.Service, LocalModelError | RagError.MissingPackage, Scope.Scope> =>
   Effect.gen(function*() {
+    yield* Optional.ensure("useLite")
     const maxTokens = Math.max(1, Math.min(modelMaxTokens, options.maxTokens ?? modelMaxTokens))
     const concurrency = Math.max(1, Math.floor(options.concurrency ?? 1))
     const endpoint = "UseLiteEmbeddings"
@@ -192,5 +196,5 @@ export const make = (options: Options = {}): Effect.Effect<Embeddings.Service, L
   })
 
 /** The layer: USE-lite as the {@link Embeddings.Embeddings} service (workers, if any, end with it). */
-export const layer = (options: Options = {}): Layer.Layer<Embeddings.Embeddings, LocalModelError> =>
+export const layer = (options: Options = {}): Layer.Layer<Embeddings.Embeddings, LocalModelError | RagError.MissingPackage> =>
   Layer.scoped(Embeddings.Embeddings, make(options))

@@ -144,9 +144,7 @@ export interface Options {
 // =============================================================================
 
 /** A source that cannot be read: missing path, unreadable folder, bad URL, failed crawl, no web service. */
-export const SourceError = Stages.SourceError
-/** A source that cannot be read (see {@link SourceError}). */
-export type SourceError = Stages.SourceError
+export { SourceError } from "./internal/ingest-stages.js"
 
 /** Why one document failed. */
 export type DocumentError = Stages.DocumentError

@@ -36,6 +36,7 @@ import * as Web from "../api/Web.js"
 import type * as RagError from "../RagError.js"
 import { VectorStore, type VectorStoreError } from "../store/VectorStore.js"
 import * as Stages from "./internal/ingest-stages.js"
+import * as Optional from "../internal/optional.js"
 import * as State from "./internal/ingest-state.js"
 import type { DocumentError, Failure, Request } from "./Ingest.js"
 
@@ -98,7 +99,8 @@ const clean = (e: unknown): string => (e instanceof Error ? e.message : String(e
 const operation = <A>(what: string, f: () => Promise<A>): Effect.Effect<A, QueueError> =>
   Effect.tryPromise({ try: f, catch: (e) => new QueueError({ reason: "operation", message: `${what}: ${clean(e)}` }) })
 
-const loadBull = Effect.promise(() => import("bullmq"))
+/** BullMQ, an optional peer dependency: not installed is {@link RagError.MissingPackage} with its install line. */
+const loadBull = Optional.load("queue", () => import("bullmq"), (e) => new QueueError({ reason: "operation", message: `cannot load bullmq: ${clean(e)}` }))
 
 const reachable = (conn: Connection): Effect.Effect<void, QueueError> =>
   Effect.async<void, QueueError>((resume) => {
@@ -121,10 +123,11 @@ const reachable = (conn: Connection): Effect.Effect<void, QueueError> =>
 /** Opens a BullMQ queue of a collection (closed with the scope); fails when Redis does not answer within 10 s. */
 const openQueue = (config: QueueConfig, collection: string) =>
   Effect.gen(function*() {
+    // the package first: one that is not installed says so before any connection is tried
+    const { Queue: Q } = yield* loadBull
     const conn = yield* connection(config)
     // a TCP connection first: BullMQ's client retries an unreachable server for ever
     yield* reachable(conn)
-    const { Queue: Q } = yield* loadBull
     const queue = yield* Effect.acquireRelease(
       Effect.sync(() => {
         const q = new Q(queueName(collection), { connection: conn.options, prefix: config.prefix ?? "effect-rag" })
@@ -215,7 +218,7 @@ export const enqueue = (
   request: Omit<Request, "prune">,
   config: QueueConfig,
   options: EnqueueOptions = {}
-): Effect.Effect<EnqueueSummary, QueueError> =>
+): Effect.Effect<EnqueueSummary, QueueError | RagError.MissingPackage> =>
   Effect.scoped(Effect.gen(function*() {
     const { queue } = yield* openQueue(config, request.collection)
     const web = yield* Effect.serviceOption(Web.Web)
@@ -293,7 +296,7 @@ export const status = (
   config: QueueConfig,
   collection: string,
   options: { readonly limit?: number | undefined } = {}
-): Effect.Effect<QueueStatus, QueueError> =>
+): Effect.Effect<QueueStatus, QueueError | RagError.MissingPackage> =>
   Effect.scoped(Effect.gen(function*() {
     const { queue } = yield* openQueue(config, collection)
     const c = yield* operation("counting jobs", () => queue.getJobCounts(...allStates))
@@ -433,7 +436,7 @@ interface Pending {
 export const worker = (
   config: QueueConfig,
   options: WorkerOptions
-): Effect.Effect<WorkerSummary, QueueError | VectorStoreError | RagError.ApiError, Upload.Upload | VectorStore> =>
+): Effect.Effect<WorkerSummary, QueueError | RagError.MissingPackage | VectorStoreError | RagError.ApiError, Upload.Upload | VectorStore> =>
   Effect.scoped(Effect.gen(function*() {
     const started = Date.now()
     const store = yield* VectorStore

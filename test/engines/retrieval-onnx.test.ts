@@ -26,9 +26,12 @@ afterAll(() => {
   rmSync(root, { recursive: true, force: true })
 })
 
-const failure = <A, E>(exit: Exit.Exit<A, E>): E => {
-  if (Exit.isFailure(exit) && exit.cause._tag === "Fail") return exit.cause.error
-  throw new Error(`expected a failure, got ${String(exit)}`)
+/** The LocalModelError of a failed exit (the ONNX package is installed here: never MissingPackage). */
+const failure = <A, E extends { readonly _tag: string }>(exit: Exit.Exit<A, E>): Extract<E, { readonly _tag: "LocalModelError" }> => {
+  if (Exit.isFailure(exit) && exit.cause._tag === "Fail" && exit.cause.error._tag === "LocalModelError") {
+    return exit.cause.error as Extract<E, { readonly _tag: "LocalModelError" }>
+  }
+  throw new Error(`expected a LocalModelError, got ${String(exit)}`)
 }
 
 describe("OnnxEmbeddings and OnnxRerank without a model", () => {

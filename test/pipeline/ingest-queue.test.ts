@@ -168,7 +168,7 @@ describe("IngestQueue (BullMQ on a real Redis, built CLI processes)", () => {
 
   it("a bad queue URL is a typed error that never shows the password", async () => {
     const e = await Effect.runPromise(Effect.flip(IngestQueue.status({ url: Redacted.make("redis://user:s3cret@127.0.0.1:1") }, "kb")))
-    expect(e._tag).toBe("QueueError")
+    if (e._tag !== "QueueError") throw new Error(`expected a QueueError, got ${e._tag}`)
     expect(e.reason).toBe("connection")
     expect(e.message).not.toContain("s3cret")
     const bad = await runBuiltCli(["ingest", "--queue", "http://user:s3cret@example.invalid", "--status"])

@@ -112,8 +112,8 @@ export interface BuiltCli {
 
 /**
  * Runs the built command line (`bin/effect-rag.js` over `dist/`, as `npx effect-rag` runs it)
- * with the given extra environment; `npm ci` builds `dist` (`prepare`), `npm run build` after
- * a change. The parent's `EFFECT_RAG_*` variables are removed first.
+ * with the given extra environment; `npm test` builds `dist` first (`npm run build` after a change
+ * when running vitest alone). The parent's `EFFECT_RAG_*` variables are removed first.
  */
 export const spawnBuiltCli = (
   args: ReadonlyArray<string>,

@@ -42,7 +42,7 @@ export interface ResolvedEmbedder {
  * Resolves `--embedder`. Never falls back silently: an embedder that cannot be built yields no
  * embedder and the reason, which the benchmark prints for the skipped modes.
  */
-export const resolveEmbedder = (spec: string): Effect.Effect<ResolvedEmbedder, never, Scope.Scope> =>
+export const resolveEmbedder = (spec: string): Effect.Effect<ResolvedEmbedder, Shared.UsageError, Scope.Scope> =>
   Effect.gen(function*() {
     if (spec === "none") return { embedder: undefined, reason: "no embedder configured (--embedder none)" }
     if (spec === "remote") {
@@ -64,6 +64,7 @@ export const resolveEmbedder = (spec: string): Effect.Effect<ResolvedEmbedder, n
       return { embedder: { id: `remote:${service.right.defaultModel}`, service: service.right }, reason: undefined }
     }
     if (spec === "use-lite") {
+      yield* Shared.requirePart("useLite")
       // one model thread per core, at most 2 (a copy of the model each)
       const concurrency = Math.max(1, Math.min(2, availableParallelism()))
       const UseLiteEmbeddings = yield* Shared.load(() => import("../../engines/UseLiteEmbeddings.js"))
@@ -73,6 +74,7 @@ export const resolveEmbedder = (spec: string): Effect.Effect<ResolvedEmbedder, n
       return { embedder: { id: "use-lite", service: service.right }, reason: undefined }
     }
     if (spec.startsWith("onnx:")) {
+      yield* Shared.requirePart("onnx")
       const OnnxEmbeddings = yield* Shared.load(() => import("../../engines/OnnxEmbeddings.js"))
       const service = yield* Effect.either(OnnxEmbeddings.make({ model: spec.slice("onnx:".length), ...downloads() }))
       if (service._tag === "Left") return { embedder: undefined, reason: `${spec}: ${service.left.message}` }
@@ -94,7 +96,7 @@ export interface ResolvedReranker {
 }
 
 /** Resolves `--reranker` (`none`, `remote`, `onnx:DIR`); never falls back silently. */
-export const resolveReranker = (spec: string): Effect.Effect<ResolvedReranker> =>
+export const resolveReranker = (spec: string): Effect.Effect<ResolvedReranker, Shared.UsageError> =>
   Effect.gen(function*() {
     if (spec === "none") return { reranker: undefined, reason: "no reranker configured (--reranker none)" }
     if (spec === "remote") {
@@ -108,6 +110,7 @@ export const resolveReranker = (spec: string): Effect.Effect<ResolvedReranker> =
       return { reranker: { id: `remote:${service.right.defaultModel}`, service: service.right }, reason: undefined }
     }
     if (spec.startsWith("onnx:")) {
+      yield* Shared.requirePart("onnx")
       const OnnxRerank = yield* Shared.load(() => import("../../engines/OnnxRerank.js"))
       const service = yield* Effect.either(OnnxRerank.make({ model: spec.slice("onnx:".length), ...downloads() }))
       if (service._tag === "Left") return { reranker: undefined, reason: `${spec}: ${service.left.message}` }

@@ -360,6 +360,7 @@ const runQueued = (args: IngestArgs, url: Redacted.Redacted<string>): Effect.Eff
   Effect.gen(function*() {
     const usage = (message: string) => Effect.fail(new Shared.UsageError(`ingest: ${message}`))
     const collection = yield* Shared.resolveCollection(args.collection)
+    yield* Shared.requirePart("queue")
     const IngestQueue = yield* Shared.load(() => import("../../pipeline/IngestQueue.js"))
     const config = { url }
     if (args.status === true) {
@@ -417,10 +418,10 @@ const runQueued = (args: IngestArgs, url: Redacted.Redacted<string>): Effect.Eff
   })
 
 /** Prints a queue error (never the URL's credentials: its message holds none) and sets exit code 1. */
-export const queueFailed = (json: boolean, e: { readonly _tag: string; readonly reason: string; readonly message: string }) =>
+export const queueFailed = (json: boolean, e: { readonly _tag: string; readonly reason?: string; readonly message: string }) =>
   Effect.gen(function*() {
     if (json) yield* Console.log(JSON.stringify({ error: { _tag: e._tag, reason: e.reason, message: e.message } }))
-    yield* Console.error(`effect-rag: ${e._tag} (${e.reason}): ${e.message}`)
+    yield* Console.error(`effect-rag: ${e._tag}${e.reason === undefined ? "" : ` (${e.reason})`}: ${e.message}`)
     yield* Shared.setExitCode(Shared.ExitCode.failure)
   })
 

@@ -59,6 +59,7 @@ export const command = Command.make(
       for (const [name, n] of [["--concurrency", args.concurrency], ["--batch", args.batch], ["--lock-duration", args.lockDuration]] as const) {
         if (!Number.isInteger(n) || n < 1) return yield* usage(`${name} must be a positive integer`)
       }
+      yield* Shared.requirePart("queue")
       const db = yield* Shared.resolveDb(args.db)
       const prepared = Shared.prepareDbFolder(db)
       if (Either.isLeft(prepared)) return yield* Effect.fail(prepared.left)

@@ -11,6 +11,7 @@
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
 import { checkHeader } from "./image.js"
+import * as Optional from "../../../internal/optional.js"
 import { ExtractFailure } from "./types.js"
 
 type TesseractWorker = {
@@ -103,6 +104,9 @@ const toPng = async (image: Uint8Array): Promise<Buffer | undefined> => {
  * memory, `corrupt` when the image cannot be decoded, `processing_failed` when OCR fails.
  */
 export const recognize = async (image: Uint8Array, langPath: string | undefined, languages: string): Promise<string> => {
+  // the OCR packages are optional peer dependencies: say how to install what is missing
+  const missing = ["tesseract.js", ...(langPath ? [] : ["@tesseract.js-data/eng"])].filter((name) => !Optional.isInstalled(name))
+  if (missing.length > 0) throw new ExtractFailure("ocr_unavailable", `OCR is not available: ${Optional.missingError("ocr", missing).message}`)
   if (!langPath) {
     throw new ExtractFailure(
       "ocr_unavailable",

