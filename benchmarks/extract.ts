@@ -8,7 +8,7 @@
  * the first file is read once to load the libraries, then every file is timed (median of
  * `--runs N`, default 1). Each text is measured against the document's reference text with
  * `src/bench/TextQuality.ts` (word precision/recall/F1, reading order, glued-word and markup
- * rates; docs/extraction-quality.md). A document an extractor fails on counts as an empty text.
+ * rates; benchmarks/README.md). A document an extractor fails on counts as an empty text.
  * Images are read with OCR (`enable_ocr`) by the local engine; no peer reads an image's text.
  * The local engine runs twice: `effect-rag` inline (in the measuring process, like the peers)
  * and `effect-rag/process` in its extraction process (`LocalFiles.layer()`'s default), whose

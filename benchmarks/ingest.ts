@@ -314,7 +314,7 @@ const table = (rows: ReadonlyArray<Summary>): string => {
   return lines.join("\n")
 }
 
-/** The goals of the ingest (see docs/ingest.md), checked against a summary. */
+/** The goals of the ingest (see benchmarks/README.md), checked against a summary. */
 const goals = (rows: ReadonlyArray<Summary>, fullCorpus: boolean) => {
   const by = (n: string) => rows.find((r) => r.pipeline === n)
   const ours = by("effect-rag")!
@@ -367,7 +367,7 @@ async function workersCase(tmp: string, counts: ReadonlyArray<number>) {
   return { documents: n, loadAverage: info.loadAverage, runs }
 }
 
-/** `--index-rows N`: the vector index builds the 100-million-chunk estimate scales (docs/scale-out.md). */
+/** `--index-rows N`: the vector index builds the 100-million-chunk estimate scales (benchmarks/README.md). */
 async function indexCase(tmp: string, rows: number) {
   const info = runInfo()
   console.log(`Vector index builds on ${rows} random 384-d vectors; load average ${info.loadAverage.join(" ")} on ${info.cpus} CPUs`)

@@ -7,7 +7,7 @@
  * Re-running it over the same input writes nothing (documents are keyed by source and content
  * hash); `--prune`-like deletion of vanished files is `prune: true` in the request.
  * Database: `EFFECT_RAG_DB` (default `.effect-rag/db`; an `s3://…` URI works too, see
- * docs/scale-out.md), collection `default`, the same as the CLI (`effect-rag query … --db
+ * docs/stores.md), collection `default`, the same as the CLI (`effect-rag query … --db
  * .effect-rag/db` reads it).
  */
 import { Console, Effect, Layer } from "effect"

@@ -3,7 +3,7 @@
  * The extraction-quality corpus: third-party test documents pinned by repository, commit and
  * sha256 in `benchmarks/corpus/manifest.json`. The documents are not in git; this script brings
  * them into a gitignored folder and writes a reference text per document made by independent
- * tools (see docs/extraction-quality.md).
+ * tools (see benchmarks/README.md).
  *
  *   node scripts/corpus.mjs                        fetch from raw.githubusercontent.com, then reference
  *   node scripts/corpus.mjs --from-mirror DIR      read the pinned commits from local git snapshots

@@ -4,7 +4,7 @@
  * here on loopback. The S3 server holds the first writer's manifest PUT until the second arrives
  * (`pairCommits`, see `test/support/s3.ts`), so every round is a real race. Per round it prints
  * whether each writer succeeded and whether the table can still be opened, and at the end the
- * counts. `docs/scale-out.md` quotes its output.
+ * counts. `benchmarks/README.md` quotes its output.
  *
  *   npx tsx scripts/s3-ddb-race.ts [ROUNDS]   (default 20)
  */

@@ -1,6 +1,6 @@
 /**
  * Plots for the benchmark reports: grouped horizontal bar charts as standalone SVG (no
- * dependency, no fonts to load), written beside the docs so the README and `docs/` can show
+ * dependency, no fonts to load), written to `docs/plots/` so that `benchmarks/README.md` can show
  * them. Every benchmark that has a figure worth looking at calls `writeBarChart` after it has
  * measured; nothing here measures anything.
  */

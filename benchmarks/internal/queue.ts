@@ -131,7 +131,7 @@ export interface IndexBuild {
 /**
  * Builds the vector index the store builds (`IVF_HNSW_SQ`, cosine) and `IVF_PQ` on `rows` random
  * unit vectors of `dimension` in a fresh LanceDB table (directly through `@lancedb/lancedb`): the
- * per-row build cost and bytes that the 100-million-chunk estimate of docs/scale-out.md scales.
+ * per-row build cost and bytes that the 100-million-chunk estimate of benchmarks/README.md scales.
  */
 export const benchIndexBuild = async (scratch: string, rows: number, dimension: number): Promise<ReadonlyArray<IndexBuild>> => {
   const lancedb = await import("@lancedb/lancedb")

@@ -1,6 +1,6 @@
 /**
  * Extraction-quality metrics: how close an extracted text is to a reference text of the same
- * document, in the terms retrieval cares about (docs/extraction-quality.md).
+ * document, in the terms retrieval cares about (benchmarks/README.md, "Extraction").
  *
  * - **Words** are maximal runs of letters and digits after NFKC normalisation and lower-casing
  *   (`Just-in-Time` is three words, `ﬁle` is `file`); each Han or kana character is a word;

@@ -18,7 +18,7 @@
  * `--db` / `EFFECT_RAG_DB` / `db` is a folder or an object-store URI (`s3://bucket/prefix`,
  * `gs://…`, `az://…`); the object store's settings come from the environment or the config file
  * (`s3Endpoint`, `s3Region`, `s3AllowHttp`, `awsAccessKeyId`, `awsSecretAccessKey`,
- * `storageOptions`: see `LanceDbStore.storageConfig` and `docs/scale-out.md`).
+ * `storageOptions`: see `LanceDbStore.storageConfig` and `docs/stores.md`).
  *
  * @since 0.1.0
  */

@@ -158,7 +158,7 @@ export const sitemapModes: ReadonlyArray<SitemapMode> = ["include", "skip", "onl
 
 /**
  * Where a crawl may go and how deep: the limits of {@link Service.crawlWith}. Each depth limit
- * is one of the three depth models (see `docs/local-web.md`); any that are set all apply.
+ * is one of the three depth models (see `docs/crawl.md`); any that are set all apply.
  */
 export interface CrawlScope {
   /**

@@ -8,7 +8,7 @@
  *
  * Model id `universal-sentence-encoder-lite`, 512-d, vectors normalised to unit length.
  *
- * Measured limits (see `docs/retrieval.md`): the encoder reads the first 128 SentencePiece
+ * Measured limits (see `benchmarks/README.md`): the encoder reads the first 128 SentencePiece
  * tokens of a text and ignores the rest (texts cut at 128 tokens give the very same vectors, so
  * the layer cuts there and saves the work); it embedded SciFact documents at 6.7 to 9 a second
  * on one thread of a 2-core machine shared with other work; alone it is a weak retriever for

@@ -2,7 +2,7 @@
  * The retrieval path: full-text, vector or hybrid search over a {@link Collection}, chunk hits
  * optionally rolled up to documents, and an optional reranker over the top candidates.
  *
- * Full text is the offline default and is tuned beyond plain BM25 (see `docs/retrieval.md` for
+ * Full text is the offline default and is tuned beyond plain BM25 (see `benchmarks/README.md` for
  * the measurements):
  * - **title boost**: besides BM25 over title + text, a title match adds `titleBoost` times its
  *   BM25 score on the title field (default 0.3);

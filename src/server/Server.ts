@@ -1,6 +1,6 @@
 /**
- * The self-hosted server: the API of `../shared/spec/service-api.md`, on the wire of
- * `wire-conventions.md`, served from whatever services it is given. With the local layers
+ * The self-hosted server: the API of the remote services (`docs/services.md`), on the same
+ * wire, served from whatever services it is given. With the local layers
  * (`LocalFiles`, `LocalWeb`, a local embedder or reranker) it needs no key and no network; with
  * the remote layers it is a gateway. The remote client of this library talks to it unchanged.
  *

@@ -6,7 +6,7 @@
  *   {@link StorageOptions} (endpoint, region, credentials as `Redacted`, `allow_http`, and any
  *   other LanceDB storage option). {@link layerAt} and {@link layerConfig} read them from the
  *   configuration (`EFFECT_RAG_S3_*`, `AWS_*`, `EFFECT_RAG_STORAGE_OPTIONS`: see
- *   {@link storageConfig}). How commits behave on object storage: `docs/scale-out.md`.
+ *   {@link storageConfig}). How commits behave on object storage: `docs/stores.md`.
  * - **Schema.** `id`, `document_id`, `title`, `text`, `metadata` (JSON of all metadata), one
  *   typed column `f_<name>` per declared field, and `vector` (`FixedSizeList<Float32>`) when
  *   the collection has an embedding. The spec is stored in the Arrow schema metadata, so a

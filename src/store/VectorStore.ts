@@ -119,7 +119,7 @@ export type Fusion =
 
 /** Options of hybrid search. */
 export interface HybridSearchOptions extends TextSearchOptions {
-  /** Default: weighted normalised scores with text weight 0.9, chosen by measurement (see `docs/retrieval.md`). */
+  /** Default: weighted normalised scores with text weight 0.9, chosen by measurement (see `benchmarks/README.md`). */
   readonly fusion?: Fusion | undefined
   /** Candidates taken from each list before fusion (default max(limit, 100)). */
   readonly candidates?: number | undefined

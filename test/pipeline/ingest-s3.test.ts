@@ -1,7 +1,7 @@
 /**
  * The ingest pipeline on object storage: a collection in `s3://…` on an S3-compatible server
  * (`s3rver`, started here on loopback, without conditional PUT: one writer at a time is safe on
- * any S3 server, see `docs/scale-out.md`).
+ * any S3 server, see `docs/stores.md`).
  *
  * - The CLI (`ingest`, `query`, `collections`) with `--db s3://…` and the object store's settings
  *   in a config file, then the real binary with them in the environment: shared fixtures

@@ -3,7 +3,7 @@
  * contract on `s3://…`, the storage options from the configuration (secrets `Redacted`), and how
  * commits behave when two writers commit the same table version at once — with a server that
  * honours `If-None-Match: *` on PUT and with one that ignores it, and LanceDB's `s3+ddb://`
- * DynamoDB commit store on `dynalite` (`docs/scale-out.md`).
+ * DynamoDB commit store on `dynalite` (`docs/stores.md`).
  */
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Exit, Layer, Redacted } from "effect"

@@ -6,7 +6,7 @@
  */
 import { Context } from "effect"
 
-/** The limits. Every field has a default ({@link defaults}). */
+/** The limits. Every field has a default (`Server.defaultLimits`). */
 export interface Limits {
   /** Body of a JSON route (web, scrape, crawl, map, generation): bytes. Default 1 MiB. */
   readonly jsonBodyBytes: number

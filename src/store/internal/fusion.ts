@@ -86,7 +86,7 @@ export const defaultTextWeight = 0.9
 
 /**
  * The default fusion of hybrid search: weighted min-max-normalised scores, 0.9 on full text,
- * chosen by measurement with the one encoder that runs offline here (USE-lite, `docs/retrieval.md`):
+ * chosen by measurement with the one encoder that runs offline here (USE-lite, `benchmarks/README.md`):
  * SciFact nDCG@10 0.7010 against full text alone 0.6988 (0.8: 0.6973, 0.7: 0.6834, 0.5: 0.5901;
  * RRF k=60: 0.4376, text weighted 4:1: 0.5894), and the same order on a second collection
  * (npm READMEs: 0.9 gives 0.8635, 0.8 0.8630, full text 0.8586, RRF 0.5067). A weak encoder can
