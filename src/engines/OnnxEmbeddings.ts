@@ -14,9 +14,11 @@
  * float16 outputs (`model_fp16.onnx`) are read as numbers. The layer reports the model id
  * (`modelId`, default the folder name or the hub id) and the dimension.
  *
- * Install note: `onnxruntime-node`'s install script tries to download CUDA libraries on Linux
- * x64 and fails offline; install with `onnxruntime-node-install=skip` in `.npmrc` (or
- * `ONNXRUNTIME_NODE_INSTALL=skip` in the environment). The CPU runtime needs nothing more.
+ * An optional part (`effect-rag/onnx`): `@huggingface/transformers` is an optional peer
+ * dependency; without it, `make` fails with `RagError.MissingPackage` naming the install line.
+ * `onnxruntime-node`'s install script downloads CUDA libraries on linux/x64 from outside the npm
+ * registry; where only the registry is reachable, install with `ONNXRUNTIME_NODE_INSTALL=skip`
+ * (or `onnxruntime-node-install=skip` in `.npmrc`). The CPU runtime needs nothing more.
  *
  * @since 0.1.0
  */
