@@ -365,3 +365,95 @@ describe("server: the Firecrawl SDKs follow the server's next links (page size 2
       })
     }))
 })
+
+describe("server: Firecrawl v1 batch scrape (page size 2)", () => {
+  /** Runs a promise in an Effect test. */
+  const run = <A>(f: () => Promise<A>) => Effect.promise(f)
+
+  /** A request's status, `Allow` header and JSON body. */
+  const call = (url: string, method: string, body?: unknown, headers: Record<string, string> = {}) =>
+    run(async () => {
+      const r = await fetch(url, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) })
+      return { status: r.status, allow: r.headers.get("allow"), json: (await r.json()) as Record<string, unknown> }
+    })
+
+  it.scopedLive("started as v2 starts it; read as a v1 crawl, its next links under /v1/batch/scrape; the 1.x SDK pages through them", () =>
+    Effect.gen(function*() {
+      const site = yield* startSite
+      const url = yield* serveOurs(localWeb, { apiKey: Redacted.make(testKey) })
+      const auth = { authorization: `Bearer ${testKey}` }
+      const { default: FirecrawlApp } = yield* run(() => import("firecrawl-js-v1"))
+      const v1 = new FirecrawlApp({ apiKey: testKey, apiUrl: url })
+      const urls = ["/team", "/", "/about"].map((p) => `${site.origin}${p}`)
+
+      const started = yield* call(`${url}/v1/batch/scrape`, "POST", { urls, formats: ["markdown"] }, auth)
+      expect(started.status).toBe(200)
+      const id = String(started.json["id"])
+      expect(started.json).toEqual({ success: true, id, url: `${url}/v1/batch/scrape/${id}` })
+      let first = yield* call(`${url}/v1/batch/scrape/${id}`, "GET", undefined, auth)
+      while (first.json["status"] === "scraping") {
+        yield* Effect.sleep("50 millis")
+        first = yield* call(`${url}/v1/batch/scrape/${id}`, "GET", undefined, auth)
+      }
+      expect(first.json).toMatchObject({
+        success: true,
+        status: "completed",
+        total: 3,
+        completed: 3,
+        creditsUsed: 3,
+        expiresAt: expect.any(String),
+        next: `${url}/v1/batch/scrape/${id}?skip=2`
+      })
+      expect((first.json["data"] as Array<Web.CrawlPage>).map((d) => d.metadata.sourceURL)).toEqual(urls.slice(0, 2))
+      const last = yield* call(`${url}/v1/batch/scrape/${id}?skip=2`, "GET", undefined, auth)
+      expect(last.json).not.toHaveProperty("next")
+      expect((last.json["data"] as Array<Web.CrawlPage>).map((d) => d.metadata.sourceURL)).toEqual(urls.slice(2))
+
+      // 1.x follows the next links: checkBatchScrapeStatus with every page, and batchScrapeUrls
+      // (which polls /v1/crawl/{id}, as on Firecrawl)
+      const all = yield* run(() => v1.checkBatchScrapeStatus(id, true))
+      expect((all as { data: Array<Web.CrawlPage> }).data.map((d) => d.metadata.sourceURL)).toEqual(urls)
+      const scraped = yield* run(() => v1.batchScrapeUrls(urls, { formats: ["markdown"] }, 1))
+      expect((scraped as { data: Array<Web.CrawlPage> }).data.map((d) => d.metadata.sourceURL)).toEqual(urls)
+
+      // the status query is checked as a crawl's is, under the batch's own label
+      expect(yield* call(`${url}/v1/batch/scrape/${id}?skip=two`, "GET", undefined, auth)).toMatchObject({
+        status: 400,
+        json: { success: false, error: expect.stringContaining("GET /v1/batch/scrape/{id}: invalid request at skip") }
+      })
+      // URLs: checked, or skipped and listed with ignoreInvalidURLs
+      expect(yield* call(`${url}/v1/batch/scrape`, "POST", { urls: ["ftp://x/", `${site.origin}/`] }, auth)).toMatchObject({
+        status: 400,
+        json: { success: false, error: expect.stringContaining("invalid URLs ftp://x/") }
+      })
+      expect(yield* call(`${url}/v1/batch/scrape`, "POST", { urls: ["ftp://x/", `${site.origin}/`], ignoreInvalidURLs: true }, auth))
+        .toMatchObject({ status: 200, json: { success: true, invalidURLs: ["ftp://x/"] } })
+      // v1 formats are names: v2's {type} objects are a 400
+      expect(yield* call(`${url}/v1/batch/scrape`, "POST", { urls: [`${site.origin}/`], formats: [{ type: "markdown" }] }, auth))
+        .toMatchObject({ status: 400, json: { success: false, error: expect.stringContaining("formats") } })
+    }))
+
+  it.scopedLive("DELETE cancels a running batch; an unknown batch is a 404 and no engine a 501, in Firecrawl's body", () =>
+    Effect.gen(function*() {
+      const site = yield* startSite
+      const url = yield* serveOurs(localWeb)
+      // /slow answers after the page time-out: the batch is still running when cancelled
+      const started = yield* call(`${url}/v1/batch/scrape`, "POST", { urls: [`${site.origin}/slow`] })
+      const id = String(started.json["id"])
+      expect(yield* call(`${url}/v1/batch/scrape/${id}`, "DELETE")).toMatchObject({ status: 200, json: { status: "cancelled" } })
+      expect(yield* call(`${url}/v1/batch/scrape/${id}`, "GET")).toMatchObject({ status: 200, json: { success: true, status: "cancelled" } })
+      for (const method of ["GET", "DELETE"]) {
+        expect(yield* call(`${url}/v1/batch/scrape/no-such-batch`, method)).toEqual({
+          status: 404,
+          allow: null,
+          json: { success: false, error: expect.stringContaining("no crawl job no-such-batch") }
+        })
+      }
+      const bare = yield* serveOurs(Layer.empty)
+      expect(yield* call(`${bare}/v1/batch/scrape`, "POST", { urls: [`${site.origin}/`] })).toMatchObject({
+        status: 501,
+        json: { success: false, error: expect.stringContaining("POST /v1/batch/scrape: this server has no local web engine configured") }
+      })
+    }))
+})
+

@@ -200,7 +200,7 @@ export const command = Command.make("serve", { host, port, embedder, reranker, a
     const served = [
       "POST /upload",
       "POST /v1/files",
-      "POST /v1/crawl, GET|DELETE /v1/crawl/{id}, POST /v1/map, POST /v1/scrape, POST /v1/web",
+      "POST /v1/crawl, GET|DELETE /v1/crawl/{id}, POST /v1/batch/scrape, GET|DELETE /v1/batch/scrape/{id}, POST /v1/map, POST /v1/scrape, POST /v1/web",
       "POST /v2/scrape, POST /v2/crawl, GET|DELETE /v2/crawl/{id}, POST /v2/map, POST /v2/batch/scrape, GET|DELETE /v2/batch/scrape/{id}",
       "GET /v1/models",
       ...(e.embedder ? [`POST /v1/embeddings (${e.embedder.id})`] : []),
