@@ -425,6 +425,11 @@ describe("firecrawl-js 1.x (firecrawl-js-v1) against effect-rag serve", () => {
     const refused = await rejection(client().batchScrapeUrls([`${site.origin}/about`], { actions: [{ type: "wait", milliseconds: 5 }] } as never))
     expect((refused as FirecrawlError).statusCode).toBe(400)
     expect((refused as FirecrawlError).message).toContain("actions is not supported")
+    // a Firecrawl path this server does not serve: a 404 in Firecrawl's body, its text in the error
+    const search = await rejection(client().search("effect"))
+    expect((search as FirecrawlError).statusCode).toBe(404)
+    expect((search as FirecrawlError).message).toContain("Error: no route for POST /v1/search")
+    expect((search as FirecrawlError).message).not.toContain("[object Object]")
     // an unknown batch: a 404 in Firecrawl's body (1.x's status check reports a 404 by its
     // status only: it reads the body's text for 400, 402, 403, 408, 409 and 500)
     const unknown = await rejection(client().checkBatchScrapeStatus("no-such-batch"))

@@ -457,3 +457,79 @@ describe("server: Firecrawl v1 batch scrape (page size 2)", () => {
     }))
 })
 
+
+describe("server: Firecrawl error bodies on every Firecrawl path", () => {
+  /** A request's status, `Allow` header and JSON body. */
+  const call = (url: string, method: string, body?: unknown) =>
+    Effect.promise(async () => {
+      const r = await fetch(url, { method, ...(body === undefined ? {} : { body: JSON.stringify(body) }) })
+      return { status: r.status, allow: r.headers.get("allow"), json: (await r.json()) as unknown }
+    })
+
+  it.scopedLive("a wrong method on a served path is a 405 with Allow, an unknown path a 404, both in Firecrawl's body; the library's paths keep theirs", () =>
+    Effect.gen(function*() {
+      const url = yield* serveOurs(localWeb)
+      const notAllowed: ReadonlyArray<readonly [string, string, string]> = [
+        ["GET", "/v1/scrape", "POST"],
+        ["GET", "/v1/crawl", "POST"],
+        ["PUT", "/v1/crawl/abc", "GET, DELETE"],
+        ["GET", "/v1/batch/scrape", "POST"],
+        ["POST", "/v1/batch/scrape/abc", "GET, DELETE"],
+        ["GET", "/v1/map/", "POST"],
+        ["GET", "/v2/scrape", "POST"],
+        ["PATCH", "/v2/crawl/abc", "GET, DELETE"],
+        ["GET", "/v2/batch/scrape", "POST"],
+        ["DELETE", "/v2/map", "POST"]
+      ]
+      for (const [method, path, allow] of notAllowed) {
+        expect(yield* call(`${url}${path}`, method)).toEqual({
+          status: 405,
+          allow,
+          json: { success: false, error: `${method} is not allowed on ${path} (allowed: ${allow})`, code: "method_not_allowed" }
+        })
+      }
+      for (const [method, path] of [["POST", "/v1/search"], ["POST", "/v1/extract"], ["GET", "/v1/crawl/abc/errors"], ["POST", "/v2/extract"], ["GET", "/v2"]]) {
+        expect(yield* call(`${url}${path}`, method!, method === "POST" ? {} : undefined)).toEqual({
+          status: 404,
+          allow: null,
+          json: { success: false, error: `no route for ${method} ${path}` }
+        })
+      }
+      // the library's own API: a 404 in the wire error body, whatever the method
+      for (const [method, path] of [["GET", "/v1/nothing-here"], ["GET", "/v1/embeddings"], ["GET", "/v1/web"], ["GET", "/upload"]]) {
+        expect(yield* call(`${url}${path}`, method!)).toEqual({
+          status: 404,
+          allow: null,
+          json: { error: { message: `no route for ${method} ${path}`, type: "not_found_error", code: null } }
+        })
+      }
+    }))
+
+  it.scopedLive("a defect behind a Firecrawl path is a 500 in Firecrawl's body", () =>
+    Effect.gen(function*() {
+      const dies = () => Effect.die(new Error("boom"))
+      const engine = Layer.succeed(
+        Web.Web,
+        Web.Web.of({
+          crawl: dies,
+          crawlStatus: dies,
+          crawlPages: () => Stream.die(new Error("boom")),
+          waitForCrawl: dies,
+          cancel: dies,
+          map: dies,
+          scrape: dies
+        })
+      )
+      const url = yield* serveOurs(engine)
+      expect(yield* call(`${url}/v1/crawl/abc`, "GET")).toEqual({
+        status: 500,
+        allow: null,
+        json: { success: false, error: "the server failed unexpectedly while answering this request" }
+      })
+      // the library's own path keeps the wire body
+      expect(yield* call(`${url}/v1/web`, "POST", { operation: "crawl_status", id: "abc" })).toMatchObject({
+        status: 500,
+        json: { error: { type: "server_error" } }
+      })
+    }))
+})

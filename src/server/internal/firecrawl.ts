@@ -12,9 +12,16 @@ import { Effect, Option, Schema } from "effect"
 import * as Web from "../../api/Web.js"
 import { badRequest, jsonBody, tcpUrl, type WireError } from "./wire.js"
 
-/** Whether a path is one of the Firecrawl routes (their errors use {@link errorResponse}). */
+/**
+ * Whether a path is a Firecrawl path, served or not (its errors, 404 and 405 included, use
+ * {@link errorResponse}): anything under `/v2/`, and under `/v1/` the paths of Firecrawl's v1
+ * API (`crawl`, `batch`, `map`, `scrape`, and the ones this server does not serve: `search`,
+ * `extract`, `llmstxt`, `deep-research`, `concurrency-check`, `team`). The other `/v1/` paths
+ * are the library's own API, with the wire error body.
+ */
 export const isFirecrawlPath = (path: string): boolean =>
-  /^\/v1\/(?:crawl|batch|map|scrape)(?:\/|$)/.test(path) || /^\/v2\//.test(path)
+  /^\/v1\/(?:crawl|batch|map|scrape|search|extract|llmstxt|deep-research|concurrency-check|team)(?:\/|$)/.test(path) ||
+  /^\/v2(?:\/|$)/.test(path)
 
 /** A Firecrawl error body: `error` is the text, `code` the machine-readable reason when any. */
 export const errorBody = (e: WireError) => ({
