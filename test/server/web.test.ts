@@ -457,7 +457,6 @@ describe("server: Firecrawl v1 batch scrape (page size 2)", () => {
     }))
 })
 
-
 describe("server: Firecrawl error bodies on every Firecrawl path", () => {
   /** A request's status, `Allow` header and JSON body. */
   const call = (url: string, method: string, body?: unknown) =>
@@ -531,5 +530,32 @@ describe("server: Firecrawl error bodies on every Firecrawl path", () => {
         status: 500,
         json: { error: { type: "server_error" } }
       })
+    }))
+
+  it.scopedLive("a refused private target names the engine's option and the serve flag that opens it, on every route", () =>
+    Effect.gen(function*() {
+      const site = yield* startSite
+      const { allowHosts: _, ...closed } = engineOptions
+      const url = yield* serveOurs(LocalWeb.layer(closed).pipe(Layer.provide(upload)))
+      const hint = "(allow them with allowPrivate or allowHosts, the LocalWeb options, or with effect-rag serve --allow-private)"
+      const requests: ReadonlyArray<readonly [string, unknown]> = [
+        ["/v1/scrape", { url: `${site.origin}/about` }],
+        ["/v1/crawl", { url: `${site.origin}/` }],
+        ["/v1/map", { url: `${site.origin}/` }],
+        ["/v1/batch/scrape", { urls: [`${site.origin}/about`] }],
+        ["/v2/scrape", { url: `${site.origin}/about` }],
+        ["/v2/batch/scrape", { urls: [`${site.origin}/about`] }]
+      ]
+      for (const [path, body] of requests) {
+        expect(yield* call(`${url}${path}`, "POST", body)).toMatchObject({
+          status: 400,
+          json: { success: false, error: expect.stringContaining(hint), code: "blocked" }
+        })
+      }
+      // the library's own client reads the same text from the wire body
+      const remote = yield* remoteWeb(url, "single")
+      const e = yield* Effect.flip(remote.scrape({ url: `${site.origin}/about` }))
+      expect(e._tag).toBe("BadRequest")
+      expect(e.message).toContain(hint)
     }))
 })

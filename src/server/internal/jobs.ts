@@ -21,7 +21,7 @@ import * as Web from "../../api/Web.js"
 import * as LocalWeb from "../../engines/LocalWeb.js"
 import * as Firecrawl from "./firecrawl.js"
 import * as State from "./state.js"
-import { fromError, service, type WireError } from "./wire.js"
+import { fromError, serveTerms, service, type WireError } from "./wire.js"
 
 /** The Firecrawl API versions. */
 export type Version = "v1" | "v2"
@@ -31,13 +31,25 @@ export const batchPath = (version: Version, id: string): string => `/${version}/
 
 /**
  * A job record as Firecrawl answers it: `success: true`, and no `next` on the last batch (the
- * SDKs follow any `next` key). The library's own record (`single` routing) keeps `next: null`.
+ * SDKs follow any `next` key). The reasons of failed pages are in the server's terms
+ * (`serveTerms`). The library's own record (`single` routing) keeps `next: null`.
  */
 export const record = (job: Web.CrawlJob, next: string | null) =>
-  Schema.encode(Web.CrawlJob)({ ...job, next }).pipe(
+  Schema.encode(Web.CrawlJob)({ ...inServeTerms(job), next }).pipe(
     Effect.orDie, // our own values always encode
     Effect.map(({ next, ...rest }) => ({ success: true, ...rest, ...(next === null ? {} : { next }) }))
   )
+
+/** A job whose failed pages' reasons are in the server's terms. */
+export const inServeTerms = (job: Web.CrawlJob): Web.CrawlJob =>
+  job.data.some((page) => page.metadata.error !== undefined)
+    ? {
+      ...job,
+      data: job.data.map((page) =>
+        page.metadata.error === undefined ? page : { ...page, metadata: { ...page.metadata, error: serveTerms(page.metadata.error) } }
+      )
+    }
+    : job
 
 // =============================================================================
 // Batch scrape start

@@ -255,7 +255,7 @@ const crawlStatus = (routing: WebRouting, id: string, batch: BatchOf, kind: JobK
     const job = yield* web.crawlStatus(cursor).pipe(Effect.mapError(fromError))
     const base = yield* Firecrawl.origin
     const next = job.next === null || job.next === "" ? null : nextLink(base, id, job.next, kind)
-    if (routing === "single") return yield* jsonResponse(Web.CrawlJob, { ...job, next })
+    if (routing === "single") return yield* jsonResponse(Web.CrawlJob, { ...Jobs.inServeTerms(job), next })
     return HttpServerResponse.unsafeJson(yield* Jobs.record(job, next))
   })
 
