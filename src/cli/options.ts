@@ -336,9 +336,13 @@ export const ExitCode = {
 /**
  * An engine's message in the command line's terms: the web engine's refusal of a private
  * address names its library option (`allowPrivate`); on the command line it is `--allow-private`.
+ * A refusal that a server sent (it names `effect-rag serve --allow-private` beside the options,
+ * see `server/internal/wire.ts`) is left as it is: the flag that opens it is the server's.
  */
 export const forCli = (message: string): string =>
-  message.replace(/allowPrivate or allowHosts/g, "--allow-private").replace(/\ballowPrivate\b/g, "--allow-private")
+  message
+    .replace(/allowPrivate or allowHosts(?!, the LocalWeb options)/g, "--allow-private")
+    .replace(/\ballowPrivate\b(?! or allowHosts, the LocalWeb options)/g, "--allow-private")
 
 // =============================================================================
 // Stop signals

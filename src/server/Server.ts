@@ -18,7 +18,7 @@
  */
 import { HttpMiddleware, HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Cause, Effect, Layer, Redacted } from "effect"
+import { Cause, Chunk, Effect, Layer, Redacted } from "effect"
 import { timingSafeEqual } from "node:crypto"
 import { createServer } from "node:http"
 import * as Firecrawl from "./internal/firecrawl.js"
@@ -96,14 +96,49 @@ export const router = HttpRouter.empty.pipe(
   HttpRouter.concat(GenerativeRoutes.routes)
 )
 
-/** Anything else: a 404 in the wire error body. */
-const notFound = Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
-  errorResponseFor(request.url)({
+/** A router path (`/v2/crawl/:id`, `*`) as a pattern of the request paths it serves (a trailing `/` too, as the router does). */
+const pathPattern = (path: string): RegExp => {
+  const segments = path.split("/").map((segment) =>
+    segment === "*" ? ".*" : segment.startsWith(":") ? "[^/]+" : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+  )
+  return new RegExp(`^${segments.join("/")}/?$`)
+}
+
+/** Every route of {@link router}: its method and the pattern of its path. */
+const routeMethods = Chunk.toReadonlyArray(router.routes).map((route) => ({
+  method: route.method,
+  pattern: pathPattern(route.path)
+}))
+
+/** The methods {@link router} serves at a path (none: the path is not served). */
+const methodsAt = (path: string): ReadonlyArray<string> => [
+  ...new Set(routeMethods.filter((r) => r.method !== "*" && r.pattern.test(path)).map((r) => r.method))
+]
+
+/**
+ * Anything else: a 404 in the error body of its path. On a Firecrawl path that is served with
+ * other methods, a 405 in Firecrawl's body with an `Allow` header listing them; the library's
+ * own paths keep their 404.
+ */
+const notFound = Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
+  const path = new URL(request.url, "http://x").pathname
+  const allowed = Firecrawl.isFirecrawlPath(path) ? methodsAt(path) : []
+  if (allowed.length > 0) {
+    return Firecrawl.errorResponse({
+      status: 405,
+      message: `${request.method} is not allowed on ${path} (allowed: ${allowed.join(", ")})`,
+      type: "invalid_request_error",
+      code: "method_not_allowed",
+      headers: { allow: allowed.join(", ") }
+    })
+  }
+  return errorResponseFor(request.url)({
     status: 404,
-    message: `no route for ${request.method} ${new URL(request.url, "http://x").pathname}`,
+    message: `no route for ${request.method} ${path}`,
     type: "not_found_error",
     code: null
-  }))
+  })
+})
 
 /**
  * Closes the connection after any response given while the request body is still unread (a
@@ -121,25 +156,28 @@ const closeUnreadBodies = HttpMiddleware.make((app) =>
 )
 
 /**
- * A defect (a bug, or an error no route expected) is answered 500 with the wire error body and
- * logged, never an empty 500 or a crash.
+ * A defect (a bug, or an error no route expected) is answered 500 with the error body of its
+ * path and logged, never an empty 500 or a crash.
  */
 const answerDefects = HttpMiddleware.make((app) =>
   Effect.catchAllCause(app, (cause) =>
     Cause.isInterruptedOnly(cause)
       ? Effect.failCause(cause)
       : Effect.logError("unexpected failure while serving a request", cause).pipe(
-        Effect.as(errorResponse({
-          status: 500,
-          message: "the server failed unexpectedly while answering this request",
-          type: "server_error",
-          code: null,
-          headers: { connection: "close" }
-        }))
+        Effect.zipRight(HttpServerRequest.HttpServerRequest),
+        Effect.map((request) =>
+          errorResponseFor(request.url)({
+            status: 500,
+            message: "the server failed unexpectedly while answering this request",
+            type: "server_error",
+            code: null,
+            headers: { connection: "close" }
+          })
+        )
       ))
 )
 
-/** The HTTP app: the routes, key check, wire-format 404s, and the limits of `options`. */
+/** The HTTP app: the routes, key check, 404s and 405s in the error body of their path, and the limits of `options`. */
 export const app = (options: Options = {}) =>
   router.pipe(
     HttpRouter.all("*", notFound),

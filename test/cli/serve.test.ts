@@ -6,6 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
+import { serveFlags } from "../../src/server/internal/limits.js"
 import { runCli, startServe } from "../support/cli.js"
 
 describe("effect-rag serve", () => {
@@ -26,6 +27,10 @@ describe("effect-rag serve", () => {
       const big = await fetch(`${server.url}/v1/scrape`, { method: "POST", body: JSON.stringify({ url: "http://example.com/", x: "y".repeat(2000) }) })
       expect(big.status).toBe(413)
       expect(await big.json()).toMatchObject({ success: false, code: "body_too_large", error: expect.stringContaining("1000 bytes") })
+      // without --allow-private, a loopback target is refused naming the flag that opens it
+      const loopback = await fetch(`${server.url}/v1/scrape`, { method: "POST", body: JSON.stringify({ url: "http://127.0.0.1:9/" }) })
+      expect(loopback.status).toBe(400)
+      expect(await loopback.json()).toMatchObject({ success: false, code: "blocked", error: expect.stringContaining("effect-rag serve --allow-private") })
     } finally {
       expect(await server.stop()).not.toBeNull()
     }
@@ -81,6 +86,18 @@ describe("effect-rag serve", () => {
       await server.stop()
       upstream.close()
     }
+  }, 90_000)
+
+  it("--help lists the flag that each server limit's refusal names", async () => {
+    const r = await runCli(["serve", "--help"])
+    expect(r.code).toBe(0)
+    for (const flag of Object.values(serveFlags)) expect(r.stdout).toContain(flag)
+  }, 90_000)
+
+  it("a limit flag that is not positive stops the start, naming the flag", async () => {
+    const r = await runCli(["serve", "--port", "0", "--max-json-bytes", "0"])
+    expect(r.code).toBe(1)
+    expect(r.stderr).toContain("--max-json-bytes must be a positive number, not 0")
   }, 90_000)
 
   it("an embedder that cannot load stops the start with its reason (exit 1)", async () => {

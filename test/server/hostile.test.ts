@@ -395,6 +395,8 @@ describe("hostile: SSRF through IPv6 forms that carry IPv4", () => {
         expect(result.status).toBeGreaterThanOrEqual(400)
         expect(result.status).toBeLessThan(500)
         expect(JSON.stringify(result.json)).toContain("refused")
+        // the option and the flag that would open it
+        expect(JSON.stringify(result.json)).toContain("allowPrivate or allowHosts, the LocalWeb options, or with effect-rag serve --allow-private")
       }
     }))
 })
@@ -421,7 +423,7 @@ describe("hostile: unauthenticated bodies and per-call limits", () => {
       expect(seen.longestMs).toBeLessThan(stallBoundMs)
     }))
 
-  it.scopedLive("embeddings and rerank calls over the input limits are 400s naming the limit; the model is not called", () =>
+  it.scopedLive("embeddings and rerank calls over the input limits are 400s naming the limit and its serve flag; the model is not called", () =>
     Effect.gen(function*() {
       let called = 0
       const embeddings = Layer.succeed(Embeddings.Embeddings, {
@@ -442,13 +444,16 @@ describe("hostile: unauthenticated bodies and per-call limits", () => {
       const url = yield* serveOurs(Layer.merge(embeddings, rerank))
       const many = yield* postJson(`${url}/v1/embeddings`, { model: "m", input: Array.from({ length: 2000 }, () => "x") })
       expect(many.status).toBe(400)
-      expect(many.json).toEqual({ error: { message: expect.stringContaining("embeddingInputs"), type: "invalid_request_error", code: "limit_exceeded" } })
+      expect(many.json).toEqual({
+        error: { message: expect.stringContaining("(server limit embeddingInputs, effect-rag serve --max-embedding-inputs)"), type: "invalid_request_error", code: "limit_exceeded" }
+      })
       const long = yield* postJson(`${url}/v1/embeddings`, { model: "m", input: ["ok", "y".repeat(40_000)] })
       expect(long.status).toBe(400)
       expect(long.json["error"]["message"]).toContain("input[1]")
+      expect(long.json["error"]["message"]).toContain("(server limit inputChars, effect-rag serve --max-input-chars)")
       const docs = yield* postJson(`${url}/v1/rerank`, { model: "r", query: "q", documents: Array.from({ length: 300 }, () => "d") })
       expect(docs.status).toBe(400)
-      expect(docs.json["error"]["message"]).toContain("rerankDocuments")
+      expect(docs.json["error"]["message"]).toContain("(server limit rerankDocuments, effect-rag serve --max-rerank-documents)")
       expect(called).toBe(0)
       const within = yield* postJson(`${url}/v1/embeddings`, { model: "m", input: Array.from({ length: 256 }, () => "x") })
       expect(within.status).toBe(200)

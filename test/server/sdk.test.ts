@@ -1,15 +1,17 @@
 /**
  * The SDKs people already use, unchanged, against `effect-rag serve` (the real command in a
  * child process, on loopback): `openai` through `--gateway` to a fake upstream at the HTTP
- * edge, and `@mendable/firecrawl-js` (its v2 client and its v1 client) on the local web engine
- * crawling the test website (`test/engines/web/site.ts`). Every call of the compatibility
- * table of `docs/server.md` is here, with the SDK's own error class for 400, 401 and 404.
+ * edge, and `@mendable/firecrawl-js` (4.x: its v2 client and its v1 client; 1.x, the last
+ * generation with only v1, as the `firecrawl-js-v1` alias) on the local web engine crawling the
+ * test website (`test/engines/web/site.ts`). Every call of the compatibility table of
+ * `docs/server.md` is here, with the SDK's own error class for 400, 401 and 404.
  *
  * The crawls check each Firecrawl version's depth model on the same site: v1 `maxDepth` counts
  * path segments, v2 `maxDiscoveryDepth` counts discovery order with the sitemap's pages at 0.
  */
 import Firecrawl, { FirecrawlAppV1, SdkError } from "@mendable/firecrawl-js"
 import { Effect, Exit, Scope } from "effect"
+import FirecrawlApp1x, { type BatchScrapeResponse, type BatchScrapeStatusResponse, FirecrawlError } from "firecrawl-js-v1"
 import OpenAI from "openai"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Site, sitePages, startSite } from "../engines/web/site.js"
@@ -284,6 +286,23 @@ describe("@mendable/firecrawl-js v2 client against effect-rag serve", () => {
     const first = await client().startBatchScrape(urls, { idempotencyKey: "batch-key-1" })
     const again = await client().startBatchScrape(urls, { idempotencyKey: "batch-key-1" })
     expect(again.id).toBe(first.id)
+    expect(first.url).toBe(`${serve.url}/v2/batch/scrape/${first.id}`)
+  }, 60_000)
+
+  it("startBatchScrape skips invalid URLs when asked; getBatchScrapeStatus; an unknown batch is a 404 SdkError", async () => {
+    const started = await client().startBatchScrape([`${site.origin}/team`, "not a url"], { ignoreInvalidURLs: true })
+    expect(started.invalidURLs).toEqual(["not a url"])
+    const status = await client().getBatchScrapeStatus(started.id)
+    expect(["scraping", "completed"]).toContain(status.status)
+    expect(typeof (await client().cancelBatchScrape(started.id))).toBe("boolean")
+    const invalid = await rejection(client().startBatchScrape(["not a url"]))
+    expect(invalid).toBeInstanceOf(SdkError)
+    expect((invalid as SdkError).status).toBe(400)
+    expect((invalid as SdkError).message).toContain("invalid URLs not a url")
+    const unknown = await rejection(client().getBatchScrapeStatus("no-such-batch"))
+    expect(unknown).toBeInstanceOf(SdkError)
+    expect((unknown as SdkError).status).toBe(404)
+    expect((unknown as SdkError).message).toContain("no crawl job no-such-batch")
   }, 60_000)
 
   it("errors: an option the engine cannot honour is a 400 naming it; a wrong key a 401; both with a text message", async () => {
@@ -319,6 +338,13 @@ describe("@mendable/firecrawl-js v1 client against effect-rag serve", () => {
     expect(job).not.toHaveProperty("next")
   }, 120_000)
 
+  it("batchScrapeUrls: the pages in the order of the URLs", async () => {
+    const urls = [`${site.origin}/blog/post-1`, `${site.origin}/about`]
+    const job = await client().batchScrapeUrls(urls, { formats: ["markdown"] }, 1)
+    expect(job).toMatchObject({ success: true, status: "completed" })
+    expect((job as { data: Array<{ metadata?: { sourceURL?: string } }> }).data.map((d) => d.metadata?.sourceURL)).toEqual(urls)
+  }, 60_000)
+
   it("asyncCrawlUrl with an idempotency key, checkCrawlStatus(id, true), cancelCrawl", async () => {
     const first = await client().asyncCrawlUrl(`${site.origin}/team`, { limit: 2 }, "crawl-key-1")
     const again = await client().asyncCrawlUrl(`${site.origin}/team`, { limit: 2 }, "crawl-key-1")
@@ -343,5 +369,73 @@ describe("@mendable/firecrawl-js v1 client against effect-rag serve", () => {
     expect((refused as Error).message).not.toContain("[object Object]")
     const wrongKey = await rejection(new FirecrawlAppV1({ apiKey: "wrong", apiUrl: serve.url }).scrapeUrl(`${site.origin}/about`, {}))
     expect((wrongKey as { statusCode: number }).statusCode).toBe(401)
+  }, 30_000)
+})
+
+describe("firecrawl-js 1.x (firecrawl-js-v1) against effect-rag serve", () => {
+  const client = () => new FirecrawlApp1x({ apiKey: serverKey, apiUrl: serve.url })
+
+  /** The status of a batch once it is no longer scraping. */
+  const finished = async (id: string) => {
+    for (let i = 0; i < 200; i++) {
+      const status = await client().checkBatchScrapeStatus(id)
+      if (!status.success || status.status !== "scraping") return status
+      await new Promise((ok) => setTimeout(ok, 100))
+    }
+    throw new Error(`batch ${id} still scraping`)
+  }
+
+  it("batchScrapeUrls: v1 documents, in the order of the URLs", async () => {
+    const urls = [`${site.origin}/blog/post-1`, `${site.origin}/about`, `${site.origin}/`]
+    const job = await client().batchScrapeUrls(urls, { formats: ["markdown", "links"] }, 1)
+    expect(job).toMatchObject({ success: true, status: "completed", total: 3, completed: 3 })
+    const data = (job as BatchScrapeStatusResponse).data
+    expect(data.map((d) => d.metadata?.sourceURL)).toEqual(urls)
+    expect(data[0]!.markdown).toContain("First post.")
+    expect(data[1]!.links).toContain(`${site.origin}/team`)
+    expect(data[1]!.metadata).toMatchObject({ title: "About", statusCode: 200 })
+  }, 60_000)
+
+  it("asyncBatchScrapeUrls (idempotency key, invalid URLs skipped), then checkBatchScrapeStatus", async () => {
+    const urls = [`${site.origin}/about`, "not a url", `${site.origin}/team`]
+    const started = await client().asyncBatchScrapeUrls(urls, { formats: ["markdown"] }, "v1-batch-key", undefined, true) as BatchScrapeResponse
+    const again = await client().asyncBatchScrapeUrls(urls, { formats: ["markdown"] }, "v1-batch-key", undefined, true) as BatchScrapeResponse
+    const id = started.id ?? ""
+    expect(started).toEqual({ success: true, id, url: `${serve.url}/v1/batch/scrape/${id}`, invalidURLs: ["not a url"] })
+    expect(again.id).toBe(id)
+
+    const status = await finished(id)
+    expect(status).toMatchObject({ success: true, status: "completed", total: 2, completed: 2, creditsUsed: 2 })
+    const done = status as BatchScrapeStatusResponse
+    expect(Number.isNaN(done.expiresAt.getTime())).toBe(false)
+    expect(done.next).toBeUndefined()
+    expect(done.data.map((d) => d.metadata?.sourceURL)).toEqual([`${site.origin}/about`, `${site.origin}/team`])
+    expect(done.data[0]!.markdown).toContain("# About")
+    // every page at once, through the v1 crawl path too (where 1.x's batchScrapeUrls polls)
+    expect((await client().checkBatchScrapeStatus(id, true) as BatchScrapeStatusResponse).data).toHaveLength(2)
+    expect(await client().checkCrawlStatus(id)).toMatchObject({ success: true, status: "completed", total: 2 })
+  }, 60_000)
+
+  it("errors: FirecrawlError with the text of the server's Firecrawl error body, never [object Object]", async () => {
+    // a 400 on start: 1.x puts the body's `error` text in its message
+    const invalid = await rejection(client().asyncBatchScrapeUrls(["not a url"]))
+    expect(invalid).toBeInstanceOf(FirecrawlError)
+    expect((invalid as FirecrawlError).statusCode).toBe(400)
+    expect((invalid as FirecrawlError).message).toContain("invalid URLs not a url")
+    const refused = await rejection(client().batchScrapeUrls([`${site.origin}/about`], { actions: [{ type: "wait", milliseconds: 5 }] } as never))
+    expect((refused as FirecrawlError).statusCode).toBe(400)
+    expect((refused as FirecrawlError).message).toContain("actions is not supported")
+    // a Firecrawl path this server does not serve: a 404 in Firecrawl's body, its text in the error
+    const search = await rejection(client().search("effect"))
+    expect((search as FirecrawlError).statusCode).toBe(404)
+    expect((search as FirecrawlError).message).toContain("Error: no route for POST /v1/search")
+    expect((search as FirecrawlError).message).not.toContain("[object Object]")
+    // an unknown batch: a 404 in Firecrawl's body (1.x's status check reports a 404 by its
+    // status only: it reads the body's text for 400, 402, 403, 408, 409 and 500)
+    const unknown = await rejection(client().checkBatchScrapeStatus("no-such-batch"))
+    expect((unknown as FirecrawlError).message).toContain("Status code: 404")
+    const raw = await fetch(`${serve.url}/v1/batch/scrape/no-such-batch`, { headers: { authorization: `Bearer ${serverKey}` } })
+    expect(raw.status).toBe(404)
+    expect(await raw.json()).toEqual({ success: false, error: expect.stringContaining("no crawl job no-such-batch") })
   }, 30_000)
 })

@@ -365,3 +365,197 @@ describe("server: the Firecrawl SDKs follow the server's next links (page size 2
       })
     }))
 })
+
+describe("server: Firecrawl v1 batch scrape (page size 2)", () => {
+  /** Runs a promise in an Effect test. */
+  const run = <A>(f: () => Promise<A>) => Effect.promise(f)
+
+  /** A request's status, `Allow` header and JSON body. */
+  const call = (url: string, method: string, body?: unknown, headers: Record<string, string> = {}) =>
+    run(async () => {
+      const r = await fetch(url, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) })
+      return { status: r.status, allow: r.headers.get("allow"), json: (await r.json()) as Record<string, unknown> }
+    })
+
+  it.scopedLive("started as v2 starts it; read as a v1 crawl, its next links under /v1/batch/scrape; the 1.x SDK pages through them", () =>
+    Effect.gen(function*() {
+      const site = yield* startSite
+      const url = yield* serveOurs(localWeb, { apiKey: Redacted.make(testKey) })
+      const auth = { authorization: `Bearer ${testKey}` }
+      const { default: FirecrawlApp } = yield* run(() => import("firecrawl-js-v1"))
+      const v1 = new FirecrawlApp({ apiKey: testKey, apiUrl: url })
+      const urls = ["/team", "/", "/about"].map((p) => `${site.origin}${p}`)
+
+      const started = yield* call(`${url}/v1/batch/scrape`, "POST", { urls, formats: ["markdown"] }, auth)
+      expect(started.status).toBe(200)
+      const id = String(started.json["id"])
+      expect(started.json).toEqual({ success: true, id, url: `${url}/v1/batch/scrape/${id}` })
+      let first = yield* call(`${url}/v1/batch/scrape/${id}`, "GET", undefined, auth)
+      while (first.json["status"] === "scraping") {
+        yield* Effect.sleep("50 millis")
+        first = yield* call(`${url}/v1/batch/scrape/${id}`, "GET", undefined, auth)
+      }
+      expect(first.json).toMatchObject({
+        success: true,
+        status: "completed",
+        total: 3,
+        completed: 3,
+        creditsUsed: 3,
+        expiresAt: expect.any(String),
+        next: `${url}/v1/batch/scrape/${id}?skip=2`
+      })
+      expect((first.json["data"] as Array<Web.CrawlPage>).map((d) => d.metadata.sourceURL)).toEqual(urls.slice(0, 2))
+      const last = yield* call(`${url}/v1/batch/scrape/${id}?skip=2`, "GET", undefined, auth)
+      expect(last.json).not.toHaveProperty("next")
+      expect((last.json["data"] as Array<Web.CrawlPage>).map((d) => d.metadata.sourceURL)).toEqual(urls.slice(2))
+
+      // 1.x follows the next links: checkBatchScrapeStatus with every page, and batchScrapeUrls
+      // (which polls /v1/crawl/{id}, as on Firecrawl)
+      const all = yield* run(() => v1.checkBatchScrapeStatus(id, true))
+      expect((all as { data: Array<Web.CrawlPage> }).data.map((d) => d.metadata.sourceURL)).toEqual(urls)
+      const scraped = yield* run(() => v1.batchScrapeUrls(urls, { formats: ["markdown"] }, 1))
+      expect((scraped as { data: Array<Web.CrawlPage> }).data.map((d) => d.metadata.sourceURL)).toEqual(urls)
+
+      // the status query is checked as a crawl's is, under the batch's own label
+      expect(yield* call(`${url}/v1/batch/scrape/${id}?skip=two`, "GET", undefined, auth)).toMatchObject({
+        status: 400,
+        json: { success: false, error: expect.stringContaining("GET /v1/batch/scrape/{id}: invalid request at skip") }
+      })
+      // URLs: checked, or skipped and listed with ignoreInvalidURLs
+      expect(yield* call(`${url}/v1/batch/scrape`, "POST", { urls: ["ftp://x/", `${site.origin}/`] }, auth)).toMatchObject({
+        status: 400,
+        json: { success: false, error: expect.stringContaining("invalid URLs ftp://x/") }
+      })
+      expect(yield* call(`${url}/v1/batch/scrape`, "POST", { urls: ["ftp://x/", `${site.origin}/`], ignoreInvalidURLs: true }, auth))
+        .toMatchObject({ status: 200, json: { success: true, invalidURLs: ["ftp://x/"] } })
+      // v1 formats are names: v2's {type} objects are a 400
+      expect(yield* call(`${url}/v1/batch/scrape`, "POST", { urls: [`${site.origin}/`], formats: [{ type: "markdown" }] }, auth))
+        .toMatchObject({ status: 400, json: { success: false, error: expect.stringContaining("formats") } })
+    }))
+
+  it.scopedLive("DELETE cancels a running batch; an unknown batch is a 404 and no engine a 501, in Firecrawl's body", () =>
+    Effect.gen(function*() {
+      const site = yield* startSite
+      const url = yield* serveOurs(localWeb)
+      // /slow answers after the page time-out: the batch is still running when cancelled
+      const started = yield* call(`${url}/v1/batch/scrape`, "POST", { urls: [`${site.origin}/slow`] })
+      const id = String(started.json["id"])
+      expect(yield* call(`${url}/v1/batch/scrape/${id}`, "DELETE")).toMatchObject({ status: 200, json: { status: "cancelled" } })
+      expect(yield* call(`${url}/v1/batch/scrape/${id}`, "GET")).toMatchObject({ status: 200, json: { success: true, status: "cancelled" } })
+      for (const method of ["GET", "DELETE"]) {
+        expect(yield* call(`${url}/v1/batch/scrape/no-such-batch`, method)).toEqual({
+          status: 404,
+          allow: null,
+          json: { success: false, error: expect.stringContaining("no crawl job no-such-batch") }
+        })
+      }
+      const bare = yield* serveOurs(Layer.empty)
+      expect(yield* call(`${bare}/v1/batch/scrape`, "POST", { urls: [`${site.origin}/`] })).toMatchObject({
+        status: 501,
+        json: { success: false, error: expect.stringContaining("POST /v1/batch/scrape: this server has no local web engine configured") }
+      })
+    }))
+})
+
+describe("server: Firecrawl error bodies on every Firecrawl path", () => {
+  /** A request's status, `Allow` header and JSON body. */
+  const call = (url: string, method: string, body?: unknown) =>
+    Effect.promise(async () => {
+      const r = await fetch(url, { method, ...(body === undefined ? {} : { body: JSON.stringify(body) }) })
+      return { status: r.status, allow: r.headers.get("allow"), json: (await r.json()) as unknown }
+    })
+
+  it.scopedLive("a wrong method on a served path is a 405 with Allow, an unknown path a 404, both in Firecrawl's body; the library's paths keep theirs", () =>
+    Effect.gen(function*() {
+      const url = yield* serveOurs(localWeb)
+      const notAllowed: ReadonlyArray<readonly [string, string, string]> = [
+        ["GET", "/v1/scrape", "POST"],
+        ["GET", "/v1/crawl", "POST"],
+        ["PUT", "/v1/crawl/abc", "GET, DELETE"],
+        ["GET", "/v1/batch/scrape", "POST"],
+        ["POST", "/v1/batch/scrape/abc", "GET, DELETE"],
+        ["GET", "/v1/map/", "POST"],
+        ["GET", "/v2/scrape", "POST"],
+        ["PATCH", "/v2/crawl/abc", "GET, DELETE"],
+        ["GET", "/v2/batch/scrape", "POST"],
+        ["DELETE", "/v2/map", "POST"]
+      ]
+      for (const [method, path, allow] of notAllowed) {
+        expect(yield* call(`${url}${path}`, method)).toEqual({
+          status: 405,
+          allow,
+          json: { success: false, error: `${method} is not allowed on ${path} (allowed: ${allow})`, code: "method_not_allowed" }
+        })
+      }
+      for (const [method, path] of [["POST", "/v1/search"], ["POST", "/v1/extract"], ["GET", "/v1/crawl/abc/errors"], ["POST", "/v2/extract"], ["GET", "/v2"]]) {
+        expect(yield* call(`${url}${path}`, method!, method === "POST" ? {} : undefined)).toEqual({
+          status: 404,
+          allow: null,
+          json: { success: false, error: `no route for ${method} ${path}` }
+        })
+      }
+      // the library's own API: a 404 in the wire error body, whatever the method
+      for (const [method, path] of [["GET", "/v1/nothing-here"], ["GET", "/v1/embeddings"], ["GET", "/v1/web"], ["GET", "/upload"]]) {
+        expect(yield* call(`${url}${path}`, method!)).toEqual({
+          status: 404,
+          allow: null,
+          json: { error: { message: `no route for ${method} ${path}`, type: "not_found_error", code: null } }
+        })
+      }
+    }))
+
+  it.scopedLive("a defect behind a Firecrawl path is a 500 in Firecrawl's body", () =>
+    Effect.gen(function*() {
+      const dies = () => Effect.die(new Error("boom"))
+      const engine = Layer.succeed(
+        Web.Web,
+        Web.Web.of({
+          crawl: dies,
+          crawlStatus: dies,
+          crawlPages: () => Stream.die(new Error("boom")),
+          waitForCrawl: dies,
+          cancel: dies,
+          map: dies,
+          scrape: dies
+        })
+      )
+      const url = yield* serveOurs(engine)
+      expect(yield* call(`${url}/v1/crawl/abc`, "GET")).toEqual({
+        status: 500,
+        allow: null,
+        json: { success: false, error: "the server failed unexpectedly while answering this request" }
+      })
+      // the library's own path keeps the wire body
+      expect(yield* call(`${url}/v1/web`, "POST", { operation: "crawl_status", id: "abc" })).toMatchObject({
+        status: 500,
+        json: { error: { type: "server_error" } }
+      })
+    }))
+
+  it.scopedLive("a refused private target names the engine's option and the serve flag that opens it, on every route", () =>
+    Effect.gen(function*() {
+      const site = yield* startSite
+      const { allowHosts: _, ...closed } = engineOptions
+      const url = yield* serveOurs(LocalWeb.layer(closed).pipe(Layer.provide(upload)))
+      const hint = "(allow them with allowPrivate or allowHosts, the LocalWeb options, or with effect-rag serve --allow-private)"
+      const requests: ReadonlyArray<readonly [string, unknown]> = [
+        ["/v1/scrape", { url: `${site.origin}/about` }],
+        ["/v1/crawl", { url: `${site.origin}/` }],
+        ["/v1/map", { url: `${site.origin}/` }],
+        ["/v1/batch/scrape", { urls: [`${site.origin}/about`] }],
+        ["/v2/scrape", { url: `${site.origin}/about` }],
+        ["/v2/batch/scrape", { urls: [`${site.origin}/about`] }]
+      ]
+      for (const [path, body] of requests) {
+        expect(yield* call(`${url}${path}`, "POST", body)).toMatchObject({
+          status: 400,
+          json: { success: false, error: expect.stringContaining(hint), code: "blocked" }
+        })
+      }
+      // the library's own client reads the same text from the wire body
+      const remote = yield* remoteWeb(url, "single")
+      const e = yield* Effect.flip(remote.scrape({ url: `${site.origin}/about` }))
+      expect(e._tag).toBe("BadRequest")
+      expect(e.message).toContain(hint)
+    }))
+})

@@ -71,22 +71,27 @@ const allowPrivate = Options.boolean("allow-private").pipe(
 const limit = (name: string, description: string) =>
   Options.integer(name).pipe(Options.optional, Options.withDescription(description))
 
+/** The limit flags' names and descriptions, by the `Server.Limits` field or engine option they set. */
+const limitSpecs = {
+  jsonBodyBytes: ["max-json-bytes", "largest body of a JSON route in bytes (default 1 MiB)"],
+  modelBodyBytes: ["max-model-body-bytes", "largest body of /v1/embeddings, /v1/rerank, /v1/chat/completions in bytes (default 8 MiB)"],
+  bodyIdleMs: ["body-idle-ms", "a request body idle this long (ms) is answered 408 (default 30000)"],
+  jsonDepth: ["max-json-depth", "deepest nesting of a JSON body (default 64)"],
+  embeddingInputs: ["max-embedding-inputs", "inputs of one /v1/embeddings call (default 256)"],
+  rerankDocuments: ["max-rerank-documents", "documents of one /v1/rerank call (default 256)"],
+  inputChars: ["max-input-chars", "characters of one embeddings input, rerank query or document (default 32768)"],
+  modelTimeoutMs: ["model-timeout-ms", "time one embeddings or rerank call may take (ms) before a 504 (default 60000)"],
+  uploadBytesInFlight: ["upload-memory-bytes", "upload bytes held in memory at once, across uploads (default 256 MiB); more: 503"],
+  maxConcurrentUploads: ["max-concurrent-uploads", "uploads extracted at once (default 4)"],
+  extractTimeoutMs: ["extract-timeout-ms", "time one file's extraction (and chunking) may take (ms; default 120000)"],
+  extractMemoryMb: ["extract-memory-mb", "heap limit of an extraction process in MiB (default 2048)"],
+  extractRecycleMb: ["extract-recycle-mb", "an extraction process past this RSS in MiB is replaced after its answer (default 1024)"]
+} as const
+
 /** The limit flags, by the `Server.Limits` field or engine option they set. */
-const limitFlags = {
-  jsonBodyBytes: limit("max-json-bytes", "largest body of a JSON route in bytes (default 1 MiB)"),
-  modelBodyBytes: limit("max-model-body-bytes", "largest body of /v1/embeddings, /v1/rerank, /v1/chat/completions in bytes (default 8 MiB)"),
-  bodyIdleMs: limit("body-idle-ms", "a request body idle this long (ms) is answered 408 (default 30000)"),
-  jsonDepth: limit("max-json-depth", "deepest nesting of a JSON body (default 64)"),
-  embeddingInputs: limit("max-embedding-inputs", "inputs of one /v1/embeddings call (default 256)"),
-  rerankDocuments: limit("max-rerank-documents", "documents of one /v1/rerank call (default 256)"),
-  inputChars: limit("max-input-chars", "characters of one embeddings input, rerank query or document (default 32768)"),
-  modelTimeoutMs: limit("model-timeout-ms", "time one embeddings or rerank call may take (ms) before a 504 (default 60000)"),
-  uploadBytesInFlight: limit("upload-memory-bytes", "upload bytes held in memory at once, across uploads (default 256 MiB); more: 503"),
-  maxConcurrentUploads: limit("max-concurrent-uploads", "uploads extracted at once (default 4)"),
-  extractTimeoutMs: limit("extract-timeout-ms", "time one file's extraction (and chunking) may take (ms; default 120000)"),
-  extractMemoryMb: limit("extract-memory-mb", "heap limit of an extraction process in MiB (default 2048)"),
-  extractRecycleMb: limit("extract-recycle-mb", "an extraction process past this RSS in MiB is replaced after its answer (default 1024)")
-}
+const limitFlags = Object.fromEntries(
+  Object.entries(limitSpecs).map(([key, [name, description]]) => [key, limit(name, description)])
+) as { readonly [K in keyof typeof limitSpecs]: ReturnType<typeof limit> }
 
 const gateway = Options.boolean("gateway").pipe(
   Options.withDescription("also proxy chat completions, image, video and music generation and AI search to EFFECT_RAG_BASE_URL (with EFFECT_RAG_API_KEY); off: they answer 501")
@@ -146,7 +151,10 @@ export const command = Command.make("serve", { host, port, embedder, reranker, a
     }
     const badLimit = Object.entries({ ...limits, maxConcurrentUploads: given(o.maxConcurrentUploads), extractTimeoutMs: given(o.extractTimeoutMs), extractMemoryMb: given(o.extractMemoryMb), extractRecycleMb: given(o.extractRecycleMb) })
       .find(([, v]) => v !== undefined && v <= 0)
-    if (badLimit !== undefined) return yield* refuse(`${badLimit[0]} must be a positive number, not ${badLimit[1]}`)
+    if (badLimit !== undefined) {
+      const [key, value] = badLimit as [keyof typeof limitSpecs, number]
+      return yield* refuse(`--${limitSpecs[key][0]} must be a positive number, not ${value}`)
+    }
     const extractTimeout = given(o.extractTimeoutMs)
     const documentEngine = Layers.uploadFromConfigWith({
       ...(extractTimeout === undefined ? {} : { timeout: Duration.millis(extractTimeout) }),
@@ -200,7 +208,7 @@ export const command = Command.make("serve", { host, port, embedder, reranker, a
     const served = [
       "POST /upload",
       "POST /v1/files",
-      "POST /v1/crawl, GET|DELETE /v1/crawl/{id}, POST /v1/map, POST /v1/scrape, POST /v1/web",
+      "POST /v1/crawl, GET|DELETE /v1/crawl/{id}, POST /v1/batch/scrape, GET|DELETE /v1/batch/scrape/{id}, POST /v1/map, POST /v1/scrape, POST /v1/web",
       "POST /v2/scrape, POST /v2/crawl, GET|DELETE /v2/crawl/{id}, POST /v2/map, POST /v2/batch/scrape, GET|DELETE /v2/batch/scrape/{id}",
       "GET /v1/models",
       ...(e.embedder ? [`POST /v1/embeddings (${e.embedder.id})`] : []),

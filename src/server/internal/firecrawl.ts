@@ -1,18 +1,27 @@
 /**
- * The wire of the Firecrawl routes (`/v1/crawl`, `/v1/map`, `/v1/scrape`, `/v2/...`) where it
- * differs from the rest of the server: error bodies are `{"success": false, "error": "<text>",
- * "code": ...}` (both Firecrawl SDK generations read `error` as a string; the library's client
- * accepts this body too, see `wire-conventions.md`), the idempotency key comes in
- * `Idempotency-Key` or `x-idempotency-key` (the SDK's header), and job links carry the origin
- * the client used.
+ * The wire of the Firecrawl routes (`/v1/crawl`, `/v1/batch/scrape`, `/v1/map`, `/v1/scrape`,
+ * `/v2/...`) where it differs from the rest of the server: error bodies are `{"success":
+ * false, "error": "<text>", "code": ...}` (both Firecrawl SDK generations read `error` as a
+ * string; the library's client accepts this body too, see `wire-conventions.md`), the
+ * idempotency key comes in `Idempotency-Key` or `x-idempotency-key` (the SDK's header), job
+ * links carry the origin the client used, and scrape options are read, checked and handed to
+ * the local engine the same way by every route.
  */
 import { HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, Option } from "effect"
-import { tcpUrl, type WireError } from "./wire.js"
+import { Effect, Option, Schema } from "effect"
+import * as Web from "../../api/Web.js"
+import { badRequest, jsonBody, tcpUrl, type WireError } from "./wire.js"
 
-/** Whether a path is one of the Firecrawl routes (their errors use {@link errorResponse}). */
+/**
+ * Whether a path is a Firecrawl path, served or not (its errors, 404 and 405 included, use
+ * {@link errorResponse}): anything under `/v2/`, and under `/v1/` the paths of Firecrawl's v1
+ * API (`crawl`, `batch`, `map`, `scrape`, and the ones this server does not serve: `search`,
+ * `extract`, `llmstxt`, `deep-research`, `concurrency-check`, `team`). The other `/v1/` paths
+ * are the library's own API, with the wire error body.
+ */
 export const isFirecrawlPath = (path: string): boolean =>
-  /^\/v1\/(?:crawl|map|scrape)(?:\/|$)/.test(path) || /^\/v2\//.test(path)
+  /^\/v1\/(?:crawl|batch|map|scrape|search|extract|llmstxt|deep-research|concurrency-check|team)(?:\/|$)/.test(path) ||
+  /^\/v2(?:\/|$)/.test(path)
 
 /** A Firecrawl error body: `error` is the text, `code` the machine-readable reason when any. */
 export const errorBody = (e: WireError) => ({
@@ -132,4 +141,60 @@ export const refused = (endpoint: string, body: unknown, kind: "scrape" | "job" 
     (typeof options === "object" && options !== null
       ? check(options as Record<string, unknown>, scrapeRefusals, "scrapeOptions.")
       : undefined)
+}
+
+/**
+ * Reads a request body: the options the engine cannot honour first (a 400 naming one, see
+ * {@link refused}), then the schema (a 400 naming the field).
+ */
+export const decodeBody = <A, I>(endpoint: string, schema: Schema.Schema<A, I>, kind: "scrape" | "job" | "batch") =>
+  Effect.gen(function*() {
+    const json = yield* jsonBody(endpoint, Schema.Unknown)
+    const refusal = refused(endpoint, json, kind)
+    if (refusal !== undefined) return yield* Effect.fail(refusal)
+    return yield* Schema.decodeUnknown(schema)(json).pipe(Effect.mapError((e) => badRequest(endpoint, e)))
+  })
+
+// =============================================================================
+// Scrape options and documents
+// =============================================================================
+
+/** A v2 format: its name, or an object with a `type` (and options of its own). */
+export const Format = Schema.Union(Schema.String, Schema.Struct({ type: Schema.String }))
+
+/**
+ * The scrape options the engine reads, with v2's formats (names or `{type}` objects); v1's
+ * are `Web.ScrapeOptions` (names only). The other options pass or are refused.
+ */
+export const ScrapeOptions = Schema.Struct({
+  ...Web.ScrapeOptions.fields,
+  formats: Schema.optional(Schema.Array(Format))
+})
+export type ScrapeOptions = typeof ScrapeOptions.Type
+
+/**
+ * The engine's scrape options of Firecrawl options: format names (`{type}` objects by their
+ * type). `rawHtml` comes back in the engine's `html` field, so it cannot be asked with `html`,
+ * nor in a job (`job`: a crawl or batch, whose pages are read later, when the request is no
+ * longer known).
+ */
+export const engineOptions = (
+  endpoint: string,
+  o: ScrapeOptions | undefined,
+  job: boolean
+): Effect.Effect<{ readonly options: Web.ScrapeOptions; readonly rawHtml: boolean }, WireError> => {
+  const formats = o?.formats?.map((f) => (typeof f === "string" ? f : f.type))
+  const rawHtml = formats?.includes("rawHtml") ?? false
+  if (rawHtml && (job || formats!.includes("html"))) {
+    return Effect.fail({
+      status: 400,
+      message: job
+        ? `${endpoint}: formats: rawHtml is only served by /v2/scrape here (use html in crawls and batches)`
+        : `${endpoint}: formats: rawHtml and html together are not supported by this server's web engine`,
+      type: "invalid_request_error",
+      code: "invalid_request"
+    })
+  }
+  const { formats: _, ...rest } = o ?? {}
+  return Effect.succeed({ options: { ...rest, ...(formats !== undefined ? { formats } : {}) }, rawHtml })
 }

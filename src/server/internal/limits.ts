@@ -44,6 +44,26 @@ export const defaults: Limits = {
   uploadBytesInFlight: 256 * 1024 * 1024
 }
 
+/**
+ * The `effect-rag serve` flag that sets each limit (`src/cli/commands/serve.ts`): a refusal
+ * names the limit's option and its flag, so both a library user and an operator of `serve`
+ * know what to raise.
+ */
+export const serveFlags: { readonly [K in keyof Limits]: string } = {
+  jsonBodyBytes: "--max-json-bytes",
+  modelBodyBytes: "--max-model-body-bytes",
+  bodyIdleMs: "--body-idle-ms",
+  jsonDepth: "--max-json-depth",
+  embeddingInputs: "--max-embedding-inputs",
+  rerankDocuments: "--max-rerank-documents",
+  inputChars: "--max-input-chars",
+  modelTimeoutMs: "--model-timeout-ms",
+  uploadBytesInFlight: "--upload-memory-bytes"
+}
+
+/** A limit as a refusal names it: `inputChars, effect-rag serve --max-input-chars`. */
+export const named = (limit: keyof Limits): string => `${limit}, effect-rag serve ${serveFlags[limit]}`
+
 /** The limits a server runs with (the defaults unless provided). */
 export class ServerLimits extends Context.Reference<ServerLimits>()("effect-rag/server/ServerLimits", {
   defaultValue: (): Limits => defaults

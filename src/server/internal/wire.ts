@@ -52,6 +52,24 @@ export const notServed = (endpoint: string, what: string): WireError => ({
  * its `Retry-After`; an upstream 5xx or transport failure is a 502 (504 for a time-out).
  */
 export const fromError = (e: RagError.ApiError | RagError.ExtractionError | RagError.TaskFailed): WireError => {
+  const wire = wireOf(e)
+  return { ...wire, message: serveTerms(wire.message) }
+}
+
+/**
+ * A message in the terms of the server's operator: where an engine names a library option
+ * that `effect-rag serve` sets with a flag, the flag is named beside it. The web engine refuses
+ * a private, loopback or link-local address naming its options `allowPrivate or allowHosts`;
+ * `serve` opens those addresses with `--allow-private`. A message already in these terms is
+ * left as it is.
+ */
+export const serveTerms = (message: string): string =>
+  message.replace(
+    /\ballowPrivate or allowHosts\b(?!, the LocalWeb options)/g,
+    "allowPrivate or allowHosts, the LocalWeb options, or with effect-rag serve --allow-private"
+  )
+
+const wireOf = (e: RagError.ApiError | RagError.ExtractionError | RagError.TaskFailed): WireError => {
   const code = "code" in e && typeof e.code === "string" ? e.code : null
   const type = (fallback: string) => ("type" in e && typeof e.type === "string" ? e.type : fallback)
   switch (e._tag) {

@@ -5,7 +5,8 @@
  * OpenAI's (`model`, `input`, `encoding_format`, `dimensions`, `user`).
  *
  * One call is bounded (`limits.ts`): at most `embeddingInputs` inputs or `rerankDocuments`
- * documents, each at most `inputChars` characters (more is a 400 naming the limit), and it is
+ * documents, each at most `inputChars` characters (more is a 400 naming the limit and the
+ * `effect-rag serve` flag that sets it), and it is
  * answered 504 when the model has not finished within `modelTimeoutMs`.
  */
 import { HttpRouter } from "@effect/platform"
@@ -14,17 +15,17 @@ import * as Embeddings from "../../api/Embeddings.js"
 import type { ApiHttp } from "../../api/internal/ApiHttp.js"
 import * as Models from "../../api/Models.js"
 import * as Rerank from "../../api/Rerank.js"
-import { type Limits, ServerLimits } from "../internal/limits.js"
+import { type Limits, named, ServerLimits } from "../internal/limits.js"
 import { fromError, handle, jsonBody, jsonResponse, service, type WireError } from "../internal/wire.js"
 
 const embeddings = "POST /v1/embeddings"
 const rerank = "POST /v1/rerank"
 const models = "GET /v1/models"
 
-/** A 400 for a call over one of the per-call limits, naming it. */
-const overLimit = (endpoint: string, path: string, message: string, limit: string): WireError => ({
+/** A 400 for a call over one of the per-call limits, naming it and its `effect-rag serve` flag. */
+const overLimit = (endpoint: string, path: string, message: string, limit: keyof Limits): WireError => ({
   status: 400,
-  message: `${endpoint}: invalid request at ${path}: ${message} (server limit ${limit})`,
+  message: `${endpoint}: invalid request at ${path}: ${message} (server limit ${named(limit)})`,
   type: "invalid_request_error",
   code: "limit_exceeded"
 })

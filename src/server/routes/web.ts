@@ -23,6 +23,16 @@
  * library's own API: `maxDepth` is link hops, the record keeps `next: null`. The v2 surface is
  * in `webV2.ts`.
  *
+ * ## Firecrawl v1 batch scrape
+ *
+ * `POST /v1/batch/scrape` (`{urls, ignoreInvalidURLs, ...v1 scrape options}` → `{success, id,
+ * url, invalidURLs?}`) starts a job of the local engine as `POST /v2/batch/scrape` does
+ * (`internal/jobs.ts`). The job is read like a v1 crawl: `GET /v1/batch/scrape/{id}` answers
+ * the crawl status record (`success, status, total, completed, creditsUsed, expiresAt, next?,
+ * data`) with `next` links to `/v1/batch/scrape/{id}?skip={n}`, `DELETE /v1/batch/scrape/{id}`
+ * cancels it, and, as on Firecrawl, `GET /v1/crawl/{id}` reads it too (the 1.x SDK's
+ * `batchScrapeUrls` polls that path).
+ *
  * ## Crawl pagination
  *
  * The engine's `next` value never reaches the client as it is. The server rewrites it into a
@@ -50,6 +60,7 @@ import * as Web from "../../api/Web.js"
 import type { WebRouting } from "../../RagConfig.js"
 import * as LocalWeb from "../../engines/LocalWeb.js"
 import * as Firecrawl from "../internal/firecrawl.js"
+import * as Jobs from "../internal/jobs.js"
 import * as State from "../internal/state.js"
 import { badRequest, fromError, handle, jsonBody, jsonResponse, service, type WireError } from "../internal/wire.js"
 
@@ -117,16 +128,26 @@ const engineCursor = (id: string, batch: Batch): string => {
   return batch.skip !== undefined && batch.skip > 0 ? LocalWeb.nextCursor(id, batch.skip) : id
 }
 
-/** The path of job `id` on this server (from the route table). */
-const statusPath = (id: string): string => webRoutes.crawlStatus.firecrawl.path.replace("{id}", encodeURIComponent(id))
+/**
+ * The kinds of job of the v1 routes: a crawl (`/v1/crawl/{id}`, in the route table) or a batch
+ * scrape (`/v1/batch/scrape/{id}`, Firecrawl-only). Both are jobs of the same engine, read
+ * alike.
+ */
+type JobKind = "crawl" | "batch"
+
+/** The path of job `id` on this server (a crawl's from the route table). */
+const statusPath = (id: string, kind: JobKind = "crawl"): string =>
+  kind === "batch"
+    ? Jobs.batchPath("v1", id)
+    : webRoutes.crawlStatus.firecrawl.path.replace("{id}", encodeURIComponent(id))
 
 /** This server's `next` link for the engine's `next` value of job `id`. */
-const nextLink = (origin: string, id: string, engineNext: string): string => {
+const nextLink = (origin: string, id: string, engineNext: string, kind: JobKind): string => {
   const local = LocalWeb.parseCursor(engineNext)
   const query = LocalWeb.nextCursor(local.id, local.skip) === engineNext && local.id === id
     ? `skip=${local.skip}`
     : `cursor=${encodeURIComponent(engineNext)}`
-  return `${origin}${statusPath(id)}?${query}`
+  return `${origin}${statusPath(id, kind)}?${query}`
 }
 
 /** Reads the batch out of a `next` link this server issued for job `id` (`single` routing). */
@@ -187,10 +208,7 @@ const v1DefaultMaxDepth = 10
  */
 const v1Crawl = (endpoint: string, web: Web.Service) =>
   Effect.gen(function*() {
-    const body = yield* jsonBody(endpoint, Schema.Unknown)
-    const refusal = Firecrawl.refused(endpoint, body, "job")
-    if (refusal !== undefined) return yield* Effect.fail(refusal)
-    const request = yield* Schema.decodeUnknown(V1CrawlRequest)(body).pipe(Effect.mapError((e) => badRequest(endpoint, e)))
+    const request = yield* Firecrawl.decodeBody(endpoint, V1CrawlRequest, "job")
     const local = yield* Effect.serviceOption(LocalWeb.LocalWeb)
     if (Option.isNone(local)) return web.crawl(request)
     return local.value.crawlWith(request, {
@@ -218,31 +236,32 @@ const crawlStart = (routing: WebRouting, fields: Fields) =>
     return yield* jsonResponse(Web.CrawlStarted, { ...started, url: `${base}${statusPath(started.id)}` })
   })
 
-/**
- * A job record as Firecrawl answers it: `success: true`, and no `next` on the last batch (the
- * SDKs follow any `next` key). `single` routing keeps the library's record (`next: null`).
- */
-export const firecrawlRecord = (job: Web.CrawlJob, next: string | null) =>
-  Schema.encode(Web.CrawlJob)({ ...job, next }).pipe(
-    Effect.orDie, // our own values always encode
-    Effect.map(({ next, ...rest }) => ({ success: true, ...rest, ...(next === null ? {} : { next }) }))
-  )
+/** The label of a status or cancel request of a job, in errors. */
+const jobEndpoint = (routing: WebRouting, operation: "crawlStatus" | "crawlCancel", kind: JobKind): string =>
+  kind === "batch"
+    ? `${operation === "crawlStatus" ? "GET" : "DELETE"} /v1/batch/scrape/{id}`
+    : endpointOf(routing, operation)
 
-const crawlStatus = (routing: WebRouting, id: string, batch: BatchOf) =>
+/**
+ * A batch of a job's pages: the library's record in `single` routing (`next: null` on the last
+ * batch), Firecrawl's (`Jobs.record`) on the v1 paths, with `next` a link of this server to the
+ * following batch of the same kind of job.
+ */
+const crawlStatus = (routing: WebRouting, id: string, batch: BatchOf, kind: JobKind = "crawl") =>
   Effect.gen(function*() {
-    const endpoint = endpointOf(routing, "crawlStatus")
+    const endpoint = jobEndpoint(routing, "crawlStatus", kind)
     const web = yield* service(Web.Web, endpoint, webEngine)
     const cursor = engineCursor(id, yield* batch(endpoint))
     const job = yield* web.crawlStatus(cursor).pipe(Effect.mapError(fromError))
     const base = yield* Firecrawl.origin
-    const next = job.next === null || job.next === "" ? null : nextLink(base, id, job.next)
-    if (routing === "single") return yield* jsonResponse(Web.CrawlJob, { ...job, next })
-    return HttpServerResponse.unsafeJson(yield* firecrawlRecord(job, next))
+    const next = job.next === null || job.next === "" ? null : nextLink(base, id, job.next, kind)
+    if (routing === "single") return yield* jsonResponse(Web.CrawlJob, { ...Jobs.inServeTerms(job), next })
+    return HttpServerResponse.unsafeJson(yield* Jobs.record(job, next))
   })
 
-const crawlCancel = (routing: WebRouting, id: string) =>
+const crawlCancel = (routing: WebRouting, id: string, kind: JobKind = "crawl") =>
   Effect.gen(function*() {
-    const endpoint = endpointOf(routing, "crawlCancel")
+    const endpoint = jobEndpoint(routing, "crawlCancel", kind)
     const web = yield* service(Web.Web, endpoint, webEngine)
     const response = yield* web.cancel(id).pipe(Effect.mapError(fromError))
     return yield* jsonResponse(Web.CancelResponse, response)
@@ -357,6 +376,13 @@ export const routes = HttpRouter.empty.pipe(
   HttpRouter.del(routePath("crawlCancel"), Firecrawl.handle(Effect.flatMap(jobId, (id) => crawlCancel("firecrawl", id)))),
   HttpRouter.post(routePath("map"), Firecrawl.handle(map("firecrawl", fromBody))),
   HttpRouter.post(routePath("scrape"), Firecrawl.handle(scrape("firecrawl", fromBody))),
+  // Firecrawl v1 batch scrape: started as v2 starts it, read and cancelled as a v1 crawl
+  HttpRouter.post("/v1/batch/scrape", Firecrawl.handle(Jobs.batchScrapeStart("v1"))),
+  HttpRouter.get(
+    "/v1/batch/scrape/:id",
+    Firecrawl.handle(Effect.flatMap(jobId, (id) => crawlStatus("firecrawl", id, batchOfQuery, "batch")))
+  ),
+  HttpRouter.del("/v1/batch/scrape/:id", Firecrawl.handle(Effect.flatMap(jobId, (id) => crawlCancel("firecrawl", id, "batch")))),
   // AI search (`firecrawl` routing) and every `single` operation share the path
   HttpRouter.post(singlePath as `/${string}`, handle(webEndpoint))
 )

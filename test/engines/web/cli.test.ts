@@ -6,6 +6,7 @@ import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Console, Effect } from "effect"
 import { crawlCommand, mapCommand, scrapeCommand } from "../../../src/cli/commands/web.js"
+import { forCli } from "../../../src/cli/options.js"
 import { startSite } from "./site.js"
 
 /** Runs a command with `argv` and returns what it printed. */
@@ -35,6 +36,10 @@ describe("web commands", () => {
 
       const refused = yield* Effect.flip(run(scrapeCommand, [`${site.origin}/about`]))
       expect(refused).toMatchObject({ _tag: "BadRequest", code: "blocked" })
+      // printed in the command line's terms; a server's refusal (naming serve's flag) as it is
+      expect(forCli((refused as { message: string }).message)).toContain("(allow them with --allow-private)")
+      const fromServer = "are blocked (allow them with allowPrivate or allowHosts, the LocalWeb options, or with effect-rag serve --allow-private)"
+      expect(forCli(fromServer)).toBe(fromServer)
 
       const job = JSON.parse(
         yield* run(crawlCommand, ["--max-depth", "0", "--json", "--allow-private", `${site.origin}/`])
