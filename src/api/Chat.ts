@@ -198,7 +198,9 @@ export interface Service {
    * with `DecodeError`. The request is retried until the response starts, never after: a
    * stream that breaks off once chunks were delivered fails with `TransportError` (reason
    * `aborted`, or `timeout` when it went silent) whose `partial` holds the text, tool calls and
-   * usage received so far, so the caller can show them or ask again with them as context.
+   * usage received so far, so the caller can show them or ask again with them as context. A
+   * stream that ends without `[DONE]` was cut off: `TransportError` `aborted` (with `partial`),
+   * or `DecodeError` when not one chunk came (a server that ignored `stream: true`).
    */
   readonly stream: (
     request: ChatRequest
@@ -367,9 +369,28 @@ export const make = (options: RemoteOptions = {}) =>
               // What this run has delivered, for the `partial` of a stream that breaks off.
               const acc = emptyAcc()
               let chunks = 0
+              let done = false
+              // The stream ends with `[DONE]`: a body that ends before it was cut off (or was
+              // no stream at all), never a complete answer.
+              const unfinished = Stream.suspend(() =>
+                done
+                  ? Stream.empty
+                  : Stream.fail(
+                    chunks === 0
+                      ? new RagError.DecodeError({
+                        endpoint,
+                        path: "",
+                        message: `${endpoint}: the streamed request was answered without any chunk or [DONE] (not a server-sent event stream)`
+                      })
+                      : new RagError.TransportError({ endpoint, reason: "aborted", message: `${endpoint}: the stream ended without [DONE]` })
+                  )
+              )
               return http.sse(call(body, true)).pipe(
                 Stream.map((event) => event.data.trim()),
-                Stream.takeWhile((data) => data !== "[DONE]"),
+                Stream.takeWhile((data) => {
+                  done = data === "[DONE]"
+                  return !done
+                }),
                 Stream.mapEffect(parseEvent),
                 Stream.tap((chunk) =>
                   Effect.sync(() => {
@@ -377,6 +398,7 @@ export const make = (options: RemoteOptions = {}) =>
                     step(acc, chunk)
                   })
                 ),
+                Stream.concat(unfinished),
                 Stream.mapError((error) =>
                   error._tag === "TransportError" && chunks > 0
                     ? new RagError.TransportError({

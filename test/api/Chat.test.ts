@@ -236,6 +236,40 @@ describe("Chat", () => {
       expect(server.received).toHaveLength(1)
     }))
 
+  it.scoped("a stream whose body ends cleanly but without [DONE] was cut off: TransportError aborted with the partial", () =>
+    Effect.gen(function*() {
+      const { result } = yield* withChat(
+        (_req, res) => sse(res, [chunk({ role: "assistant", content: "The answer " }), chunk({ content: "is" })]),
+        (chat) => Effect.flip(Stream.runDrain(chat.stream(request)))
+      )
+      expect(result._tag).toBe("TransportError")
+      if (result._tag === "TransportError") {
+        expect(result.reason).toBe("aborted")
+        expect(result.message).toContain("without [DONE]")
+        expect(result.partial?.content).toBe("The answer is")
+      }
+    }))
+
+  it.scoped("a server that ignores stream: true and answers one JSON completion is a DecodeError, never an empty answer", () =>
+    Effect.gen(function*() {
+      const completion = {
+        id: "c1",
+        object: "chat.completion",
+        created: 0,
+        model: "m",
+        choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: "Hi" } }]
+      }
+      const { result } = yield* withChat(
+        (_req, res) => {
+          res.writeHead(200, { "content-type": "application/json" })
+          res.end(JSON.stringify(completion))
+        },
+        (chat) => Effect.flip(Stream.runDrain(chat.stream(request)))
+      )
+      expect(result._tag).toBe("DecodeError")
+      expect(result.message).toContain("not a server-sent event stream")
+    }))
+
   it.scoped("a 400 before the stream starts is a BadRequest, not retried", () =>
     Effect.gen(function*() {
       const { result, server } = yield* withChat(
