@@ -47,6 +47,7 @@ const rows = [
   { name: "+ queue (effect-rag/queue)", packages: [...core, at("bullmq")], part: true },
   { name: "+ @effect/ai (effect-rag/ai)", packages: [...core, at("@effect/ai")], part: true },
   { name: "+ OCR", packages: [...core, at("tesseract.js"), at("@tesseract.js-data/eng")], part: true },
+  { name: "+ testing (effect-rag/testing)", packages: [...core, at("vitest"), at("@effect/vitest")], part: true },
   { name: "langchain + @langchain/community", packages: ["langchain", "@langchain/community"] },
   { name: "llamaindex", packages: ["llamaindex"] }
 ]

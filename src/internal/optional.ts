@@ -39,6 +39,10 @@ export const parts = {
     feature: "the @effect/ai adapters (effect-rag/ai)",
     packages: [["@effect/ai", "^0.37.0"]]
   },
+  testing: {
+    feature: "the VectorStore contract suite (effect-rag/testing)",
+    packages: [["vitest", "^3.2.7"], ["@effect/vitest", "^0.29.0"]]
+  },
   ocr: {
     feature: "OCR of images and scanned PDF pages",
     packages: [["tesseract.js", "^7.0.0"], ["@tesseract.js-data/eng", "^1.0.0"]]

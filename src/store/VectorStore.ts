@@ -5,7 +5,7 @@
  * A backend provides the {@link VectorStore} Tag. Two ship with effect-rag: the LanceDB adapter
  * (`LanceDbStore`, on local disk, the default) and an in-memory one (`MemoryStore`, for tests of
  * the code above the store). A third backend implements {@link Service} and {@link Collection}
- * with the semantics documented here; `test/store/contract.ts` is the shared test suite.
+ * with the semantics documented here; `VectorStoreContract` (`effect-rag/testing`) is the shared test suite.
  *
  * Collections are created with a {@link CollectionSpec}: an optional embedding (model id and
  * dimension; a collection without one stores no vectors and serves full-text search only) and

@@ -6,7 +6,7 @@ import { join } from "node:path"
 import { afterAll } from "vitest"
 import * as LanceDbStore from "../../src/store/LanceDbStore.js"
 import { type Chunk, Filter, VectorStore } from "../../src/store/VectorStore.js"
-import { axis, contract, corpus, spec } from "./contract.js"
+import { axis, contract, corpus, spec } from "../../src/store/VectorStoreContract.js"
 
 const root = mkdtempSync(join(tmpdir(), "effect-rag-lance-"))
 afterAll(() => rmSync(root, { recursive: true, force: true }))

@@ -11,7 +11,7 @@ import { afterAll, beforeAll } from "vitest"
 import * as LanceDbStore from "../../src/store/LanceDbStore.js"
 import { type Chunk, VectorStore } from "../../src/store/VectorStore.js"
 import { type DynamoServer, startDynamo, startS3, type S3Server } from "../support/s3.js"
-import { axis, contract, corpus, spec } from "./contract.js"
+import { axis, contract, corpus, spec } from "../../src/store/VectorStoreContract.js"
 
 let plain: S3Server
 let conditional: S3Server

@@ -1,10 +1,17 @@
 /**
- * The behaviour every VectorStore backend must have. A new backend runs
- * `contract("name", layerFactory)` from its own test file.
+ * The behaviour every `VectorStore` backend must have, as a vitest suite: a new backend runs
+ * `contract("name", () => MyStore.layer(...))` from its own test file and passes every test the
+ * built-in stores pass (upserts and their counts, deletes, filters that cannot inject, full
+ * text, vectors, hybrid, listing documents, the embedding spec).
+ *
+ * From `effect-rag/testing`; it needs `vitest` and `@effect/vitest` (optional peer dependencies
+ * that a test setup has).
+ *
+ * @since 0.1.0
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, type Layer } from "effect"
-import { type Chunk, Filter, VectorStore } from "../../src/store/VectorStore.js"
+import { type Chunk, Filter, VectorStore } from "./VectorStore.js"
 
 /** Deterministic unit vectors in 4-d (one axis per topic). */
 export const axis = (i: number, noise = 0): Array<number> => {
