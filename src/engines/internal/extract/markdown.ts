@@ -1,15 +1,23 @@
 /**
- * HTML to Markdown for retrieval, on htmlparser2's light document tree (no browser DOM): the
- * structure that carries meaning (headings, lists, tables, code blocks, quotes) is Markdown,
- * and running text is the document's own text: no backslash escapes (`[1]`, `->` stay as
- * written) and no emphasis markers (bold, italic, strike-through become their plain text), so
- * an exact phrase a user searches for is in the text. Tables always become Markdown tables
- * (first row as the header, a spanned cell's text once with empty cells after it, pipes
- * escaped; a caption before the table), except layout tables that nest tables, whose cells
- * become paragraphs. What a reader never sees is dropped: scripts, styles, templates, embedded
- * objects, the `<head>`, and elements hidden by `hidden`, `aria-hidden="true"` or an inline
- * `display: none` / `visibility: hidden`. Images keep only their alt text, links only their
- * text. Whitespace is collapsed as a browser does, except inside `<pre>`.
+ * HTML to Markdown on htmlparser2's light document tree (no browser DOM), in two flavours.
+ *
+ * The default, for retrieval (the document engine): the structure that carries meaning
+ * (headings, lists, tables, code blocks, quotes) is Markdown, and running text is the
+ * document's own text: no backslash escapes (`[1]`, `->` stay as written) and no emphasis
+ * markers (bold, italic, strike-through become their plain text), so an exact phrase a user
+ * searches for is in the text. Tables always become Markdown tables (first row as the header, a
+ * spanned cell's text once with empty cells after it, pipes escaped; a caption before the
+ * table), except layout tables that nest tables, whose cells become paragraphs. What a reader
+ * never sees is dropped: scripts, styles, templates, embedded objects, the `<head>`, and
+ * elements hidden by `hidden`, `aria-hidden="true"` or an inline `display: none` /
+ * `visibility: hidden`. Images keep only their alt text, links only their text. Whitespace is
+ * collapsed as a browser does, except inside `<pre>`.
+ *
+ * The rich flavour (`{ inline: "rich" }`, the web engine's scrape output, Firecrawl-compatible
+ * and written as the turndown setup it replaces wrote it): the same blocks, plus links
+ * `[text](url "title")`, images `![alt](src)`, `*em*`, `**strong**`, `~~del~~`, task list boxes,
+ * headings with their inline Markdown, and turndown's backslash escapes in text; see
+ * {@link MarkdownOptions} for the differences in detail.
  *
  * The renderer walks the tree once, writing lines with the prefixes of the list items and
  * quotes around them, so its cost is linear in the document.
@@ -61,6 +69,8 @@ export interface HtmlNode {
   /** The element's attributes, names lower case. */
   readonly attribs?: Record<string, string>
   readonly children?: ReadonlyArray<HtmlNode>
+  /** The parent node (set by htmlparser2; absent on trees built by hand). */
+  readonly parent?: HtmlNode | null
 }
 
 /** Parses HTML of any shape (a page, a fragment, an e-mail body) into a tree; entities decoded. */
@@ -86,13 +96,18 @@ const unseen = new Set([
 
 const hiddenStyle = /display: ?none|visibility: ?hidden/i
 
-/** Whether an element and what it holds are hidden from a reader. */
-const isHidden = (n: HtmlNode): boolean => {
+/**
+ * Whether an element and what it holds are hidden from a reader. `ariaHidden`: count
+ * `aria-hidden="true"` as hidden (the rich flavour does not: it hides an element from a screen
+ * reader only, and marks visible content such as Wikipedia's formula images).
+ */
+const isHidden = (n: HtmlNode, ariaHidden = true): boolean => {
   if (!isElement(n)) return n.type === "comment" || n.type === "directive"
   if (unseen.has(n.name!)) return true
   const a = n.attribs
   if (a === undefined) return false
-  return a.hidden !== undefined || a["aria-hidden"] === "true" || (a.style !== undefined && hiddenStyle.test(a.style))
+  return a.hidden !== undefined || ariaHidden && a["aria-hidden"] === "true" ||
+    (a.style !== undefined && hiddenStyle.test(a.style))
 }
 
 /** Elements that start a block of their own (a browser's block-level elements). */
@@ -135,14 +150,14 @@ export const textContent = (node: HtmlNode): string => {
  * The visible text under `node` on one line: whitespace collapsed, a space at every block
  * boundary and line break, images as their alt text (table cells, headings).
  */
-const lineText = (node: HtmlNode): string => {
+const lineText = (node: HtmlNode, ariaHidden = true): string => {
   let out = ""
   const visit = (n: HtmlNode) => {
     if (n.type === "text") {
       out += n.data ?? ""
       return
     }
-    if (isHidden(n) || !isElement(n) && n.type !== "root") return
+    if (isHidden(n, ariaHidden) || !isElement(n) && n.type !== "root") return
     if (n.name === "img") {
       out += n.attribs?.alt ?? ""
       return
@@ -174,7 +189,84 @@ interface List {
 
 const spaces = /[ \t\r\n\f]+/g
 
+/** An open link or emphasis of the rich flavour. */
+interface Wrap {
+  readonly open: string
+  readonly close: string
+  /** Written even around nothing (a link), unlike emphasis. */
+  readonly always: boolean
+  /** The inline text before it; its own text is the writer's `inline` until it closes. */
+  outer: string
+  /** A block inside it has already written part of its text (each part is wrapped). */
+  split: boolean
+}
+
+// turndown's escapes: these anywhere in text, ...
+const textEscapes = /[\\*`[\]_]/g
+// ... these only where a line starts (turndown: where a text node starts)
+const lineStartEscapes = /^(?:-|\+ |=+|#{1,6} |~~~|>|(\d+)\. )/
+
+/** Escapes Markdown characters in text as turndown does; `lineStart`: the text starts a line. */
+const escapeText = (text: string, lineStart: boolean): string => {
+  const escaped = text.replace(textEscapes, "\\$&")
+  if (!lineStart) return escaped
+  const lead = escaped.startsWith(" ") ? 1 : 0
+  const rest = escaped.slice(lead)
+  const out = rest.replace(lineStartEscapes, (m, digits: string | undefined) => digits !== undefined ? `${digits}\\. ` : `\\${m}`)
+  return out === rest ? escaped : escaped.slice(0, lead) + out
+}
+
+/** An attribute (alt, title) on as few lines as it needs, as turndown cleans it. */
+const cleanAttribute = (value: string | undefined): string => value ? value.replace(/(\n+\s*)+/g, "\n") : ""
+
+/** A link destination: `<`, `>`, parentheses escaped; in angle brackets when it holds a space. */
+const destination = (url: string): string => {
+  const escaped = url.replace(/([<>()])/g, "\\$1")
+  return escaped.includes(" ") ? `<${escaped}>` : escaped
+}
+
+/** ` "title"` after a link destination, or "". */
+const titlePart = (title: string | undefined): string => {
+  const t = cleanAttribute(title)
+  return t ? ` "${t.replace(/"/g, '\\"')}"` : ""
+}
+
+/** Whitespace at the ends of `text` moves outside the markers (`*a *` is not emphasis). */
+const wrapText = (w: Wrap, text: string): string => {
+  const core = text.trim()
+  if (core === "") return w.always && !w.split ? text + w.open + w.close : text
+  const lead = text.slice(0, text.length - text.trimStart().length)
+  const trail = text.slice(text.trimEnd().length)
+  return lead + w.open + core + w.close + trail
+}
+
+/** Inline code: a run of backticks that the code does not hold around it, whitespace outside. */
+const codeSpan = (text: string): string => {
+  const core = text.trim()
+  if (core === "") return text
+  const runs: ReadonlyArray<string> = core.match(/`+/g) ?? []
+  let delimiter = "`"
+  while (runs.includes(delimiter)) delimiter += "`"
+  const pad = core.startsWith("`") || core.endsWith("`") ? " " : ""
+  return text.slice(0, text.length - text.trimStart().length) + delimiter + pad + core + pad + delimiter +
+    text.slice(text.trimEnd().length)
+}
+
+/** A task list box: an `<input type=checkbox>` (or `role=checkbox`) in a list item, or in its label or span. */
+const isTaskBox = (n: HtmlNode): boolean => {
+  const a = n.attribs
+  if (!a || !(n.name === "input" && a.type?.toLowerCase() === "checkbox" || a.role === "checkbox")) return false
+  const parent = n.parent
+  if (parent?.name === "li") return true
+  return (parent?.name === "label" || parent?.name === "span") && parent.parent?.name === "li"
+}
+
+/** The markers of emphasis and strike-through elements. */
+const emphasis = new Map([["em", "*"], ["i", "*"], ["strong", "**"], ["b", "**"], ["del", "~~"], ["s", "~~"], ["strike", "~~"]])
+
 class Writer {
+  constructor(private readonly rich: boolean) {}
+
   private readonly lines: Array<string> = []
   /** Inline text of the block being written; `\n` only where a `<br>` was. */
   private inline = ""
@@ -182,6 +274,15 @@ class Writer {
   private readonly lists: Array<List> = []
   /** Line breaks wanted before the next line: 1 a new line, 2 a blank line between. */
   private sep = 0
+  // the rich flavour's state
+  /** Open links and emphasis, outermost first. */
+  private readonly wraps: Array<Wrap> = []
+  /** Nothing but whitespace written on the current line yet (text there gets line-start escapes). */
+  private lineStart = true
+  /** Inside a heading: blocks are written as spaces, on the heading's one line. */
+  private oneLine = 0
+  /** What was written last is a block (a list item ending with one is followed by a blank line). */
+  private afterBlock = false
 
   /** Asks for a blank line before what comes next (not before a list item's first line). */
   private blank() {
@@ -210,6 +311,8 @@ class Writer {
 
   /** Writes the inline text gathered so far as the lines of one block. */
   private flush() {
+    if (this.wraps.length > 0) this.inline = this.fold(this.inline)
+    this.lineStart = true
     if (this.inline === "") return
     const pieces = this.inline.split("\n")
     this.inline = ""
@@ -218,7 +321,25 @@ class Writer {
     let to = lines.length
     while (from < to && lines[from]!.trim() === "") from++
     while (to > from && lines[to - 1]!.trim() === "") to--
+    if (from < to) this.afterBlock = false
     for (let i = from; i < to; i++) this.line(lines[i]!)
+  }
+
+  /**
+   * Wraps `text` in the open links and emphasis and puts the text before them first: a block
+   * inside a link is written now, the link's text so far as a link of its own.
+   */
+  private fold(text: string): string {
+    for (let i = this.wraps.length - 1; i >= 0; i--) {
+      const w = this.wraps[i]!
+      if (text.trim() === "") text = w.outer + text
+      else {
+        text = w.outer + wrapText(w, text)
+        w.split = true
+      }
+      w.outer = ""
+    }
+    return text
   }
 
   /** A block of lines (a heading, a table, a code block) with blank lines around it. */
@@ -228,6 +349,7 @@ class Writer {
     this.blank()
     for (const l of lines) this.line(l)
     this.blank()
+    this.afterBlock = true
   }
 
   /** The Markdown written. */
@@ -242,12 +364,27 @@ class Writer {
 
   node(n: HtmlNode): void {
     if (n.type === "text") {
-      this.inline += (n.data ?? "").replace(spaces, " ")
+      const text = (n.data ?? "").replace(spaces, " ")
+      if (this.rich) {
+        if (text.trim() === "") {
+          this.inline += text
+          return
+        }
+        this.inline += escapeText(text, this.lineStart)
+        this.lineStart = false
+        return
+      }
+      this.inline += text
       return
     }
     if (n.type === "root") return this.children(n)
-    if (isHidden(n) || !isElement(n)) return
+    if (isHidden(n, !this.rich) || !isElement(n)) {
+      // a drawing between words: a space where its source has one at an edge (turndown's rule)
+      if (this.rich && (n.name === "svg" || n.name === "math") && /^\s|\s$/.test(textContent(n))) this.inline += " "
+      return
+    }
     const name = n.name!
+    if (this.rich && this.richNode(n, name)) return
     switch (name) {
       case "br":
         this.inline += "\n"
@@ -287,6 +424,7 @@ class Writer {
         this.flush()
         this.prefixes.pop()
         this.blank()
+        this.afterBlock = true
         return
     }
     if (blocks.has(name)) return this.block(n)
@@ -300,12 +438,86 @@ class Writer {
     this.children(n)
     this.flush()
     this.blank()
+    this.afterBlock = true
+  }
+
+  /** The rich flavour's elements: links, images, emphasis, code, task boxes, headings. Whether `n` was written. */
+  private richNode(n: HtmlNode, name: string): boolean {
+    const a = n.attribs ?? {}
+    if (isTaskBox(n)) {
+      const checked = name === "input" ? a.checked !== undefined : a["aria-checked"] === "true"
+      this.inline += checked ? "[x] " : "[ ] "
+      this.lineStart = false
+      return true
+    }
+    switch (name) {
+      case "a": {
+        if (!a.href) return false
+        return this.wrap(n, "[", `](${destination(a.href)}${titlePart(a.title)})`, true)
+      }
+      case "img": {
+        if (a.src) {
+          const alt = escapeText(cleanAttribute(a.alt), true)
+          this.inline += `![${alt}](${destination(a.src)}${titlePart(a.title)})`
+          this.lineStart = false
+        }
+        return true
+      }
+      case "code": {
+        const code = codeSpan(textContent(n).replace(spaces, " "))
+        this.inline += code
+        if (code.trim() !== "") this.lineStart = false
+        return true
+      }
+    }
+    const marker = emphasis.get(name)
+    if (marker !== undefined) return this.wrap(n, marker, marker, false)
+    if (this.oneLine > 0) {
+      // inside a heading: one line
+      const block = blocks.has(name) || name === "br"
+      if (block) this.inline += " "
+      this.children(n)
+      if (block) this.inline += " "
+      return true
+    }
+    if (name === "br") {
+      this.inline += "\n"
+      this.lineStart = true
+      return true
+    }
+    if (name.length === 2 && name[0] === "h" && name[1]! >= "1" && name[1]! <= "6") {
+      this.flush()
+      this.oneLine++
+      this.children(n)
+      this.oneLine--
+      let text = this.inline
+      this.inline = ""
+      if (this.wraps.length > 0) text = this.fold(text)
+      text = text.replace(spaces, " ").trim()
+      this.lineBlock(text ? [`${"#".repeat(Number(name[1]))} ${text}`] : [])
+      this.lineStart = true
+      return true
+    }
+    return false
+  }
+
+  /** The children of `n` between `open` and `close` (see {@link wrapText}). */
+  private wrap(n: HtmlNode, open: string, close: string, always: boolean): true {
+    const w: Wrap = { open, close, always, outer: this.inline, split: false }
+    this.inline = ""
+    this.wraps.push(w)
+    this.children(n)
+    this.wraps.pop()
+    const inner = this.inline
+    this.inline = w.outer + wrapText(w, inner)
+    if (inner.trim() !== "" || (always && !w.split)) this.lineStart = false
+    return true
   }
 
   private pre(n: HtmlNode) {
-    const code = preText(n).replace(/^\n/, "").replace(/\n+$/, "")
+    const code = preText(n, !this.rich).replace(/^\n/, "").replace(/\n+$/, "")
     if (code.trim() === "") return this.flush()
-    const fence = code.includes("```") ? "````" : "```"
+    const fence = this.rich ? fenceFor(code) : code.includes("```") ? "````" : "```"
     const codeEl = n.children?.find((c) => isElement(c) && c.name === "code")
     const language = /(?:^|\s)(?:language|lang)-(\S+)/.exec(codeEl?.attribs?.class ?? "")?.[1] ?? ""
     this.lineBlock([fence + language, ...code.split("\n"), fence])
@@ -317,9 +529,9 @@ class Writer {
       return this.block(n)
     }
     const caption = n.children?.find((c) => isElement(c) && c.name === "caption")
-    const captionText = caption ? lineText(caption) : ""
+    const captionText = caption ? lineText(caption, !this.rich) : ""
     if (captionText) this.lineBlock([captionText])
-    const table = markdownTable(tableRows(n))
+    const table = markdownTable(tableRows(n, this.rich))
     this.lineBlock(table ? table.split("\n") : [])
   }
 
@@ -334,12 +546,14 @@ class Writer {
     this.flush()
     this.lists.pop()
     this.blank()
+    this.afterBlock = false
   }
 
   private item(n: HtmlNode) {
     this.flush()
     const list = this.lists[this.lists.length - 1]
-    if (list !== undefined && list.items > 0) this.sep = 1
+    // the rich flavour, as turndown: an item after one that ends with a block has a blank line before it
+    if (list !== undefined && list.items > 0) this.sep = this.rich && this.afterBlock ? 2 : 1
     const marker = list?.ordered ? `${list.next}. ` : "- "
     if (list !== undefined) {
       list.next++
@@ -353,23 +567,33 @@ class Writer {
 }
 
 /** The text of a `<pre>` as written (its line breaks kept, `<br>` as a line break). */
-const preText = (node: HtmlNode): string => {
+const preText = (node: HtmlNode, ariaHidden = true): string => {
   let out = ""
   const visit = (n: HtmlNode) => {
     if (n.type === "text") out += n.data ?? ""
     else if (isElement(n) && n.name === "br") out += "\n"
-    else if (!isHidden(n)) for (const c of n.children ?? []) visit(c)
+    else if (!isHidden(n, ariaHidden)) for (const c of n.children ?? []) visit(c)
   }
   visit(node)
   return out.replace(/\r\n?/g, "\n")
 }
 
-/** The rows of a table (not of tables inside it): each cell's text, a spanned cell followed by empty cells. */
-const tableRows = (table: HtmlNode): Array<Array<string>> => {
+/** A code fence longer than any backtick fence at the start of a line of the code (turndown's rule). */
+const fenceFor = (code: string): string => {
+  let size = 3
+  for (const m of code.matchAll(/^`{3,}/gm)) if (m[0].length >= size) size = m[0].length + 1
+  return "`".repeat(size)
+}
+
+/**
+ * The rows of a table (not of tables inside it): each cell's text, a spanned cell followed by
+ * empty cells. `rich`: a spanned cell's text in each column, `aria-hidden` not hidden.
+ */
+const tableRows = (table: HtmlNode, rich = false): Array<Array<string>> => {
   const rows: Array<Array<string>> = []
   const visit = (n: HtmlNode) => {
     for (const c of n.children ?? []) {
-      if (!isElement(c) || isHidden(c)) continue
+      if (!isElement(c) || isHidden(c, !rich)) continue
       if (c.name === "table") continue
       if (c.name !== "tr") {
         visit(c)
@@ -379,8 +603,9 @@ const tableRows = (table: HtmlNode): Array<Array<string>> => {
       for (const td of c.children ?? []) {
         if (!isElement(td) || (td.name !== "td" && td.name !== "th")) continue
         const span = Math.min(50, Math.max(1, Number(td.attribs?.colspan ?? "1") || 1))
-        row.push(isHidden(td) ? "" : lineText(td))
-        for (let i = 1; i < span; i++) row.push("")
+        const text = isHidden(td, !rich) ? "" : lineText(td, !rich)
+        row.push(text)
+        for (let i = 1; i < span; i++) row.push(rich ? text : "")
       }
       if (row.length > 0) rows.push(row)
     }
@@ -389,10 +614,39 @@ const tableRows = (table: HtmlNode): Array<Array<string>> => {
   return rows
 }
 
+/** How {@link htmlToMarkdown} writes running text. */
+export interface MarkdownOptions {
+  /**
+   * `"plain"` (the default): retrieval text, the text as written: links as their text, images as
+   * their alt text, no emphasis markers, no backslash escapes.
+   *
+   * `"rich"`: the web engine's Markdown (Firecrawl-compatible), as the turndown setup it replaces
+   * wrote it (atx headings, fenced code, `-` bullets, `---`, GFM tables and strike-through):
+   * `[text](url "title")` (`(`, `)`, `<`, `>` escaped in the URL, `<url>` when it holds a space),
+   * `![alt](src "title")` (nothing for an image without `src`), `*em*`, `**strong**`, `~~del~~`
+   * (whitespace at their ends moved outside the markers), `[x] ` / `[ ] ` for a list item's
+   * checkbox, inline code between a backtick run it does not hold, headings with their inline
+   * Markdown, backslash escapes in text (a backslash, `*`, a backtick, `[`, `]` and `_` anywhere;
+   * `-`, `+ `, `=`, `# `, `~~~`, `>` and `1. ` where a line starts), a blank line before a list
+   * item that follows one ending with a block, and a spanned table cell's text in every column
+   * it spans. Cells are plain text, as turndown's table rule wrote them.
+   *
+   * Where it departs from turndown: every `<pre>` is a fenced block (turndown fenced only
+   * `<pre><code>`), a table cell's text has a space at each block boundary and its images' alt
+   * text, a layout table (one that nests tables) is written as blocks and a caption before its
+   * table, elements hidden by `hidden` or an inline style are dropped (`aria-hidden` ones are
+   * kept: they are visible), a heading is one line, a link around blocks (a card:
+   * `<a><h3>…</h3><p>…</p></a>`) makes a link of each block's text, line-start escapes are made
+   * only where a line starts (turndown made them where any text node started: `**\-x**`), and
+   * whitespace is collapsed as a browser does.
+   */
+  readonly inline?: "plain" | "rich" | undefined
+}
+
 /** Converts an HTML tree ({@link parseHtml}) or an HTML string to Markdown. */
-export const htmlToMarkdown = (input: string | HtmlNode): string => {
+export const htmlToMarkdown = (input: string | HtmlNode, options: MarkdownOptions = {}): string => {
   const root = typeof input === "string" ? parseHtml(input) : input
-  const writer = new Writer()
+  const writer = new Writer(options.inline === "rich")
   writer.node(root)
   return writer.finish()
 }

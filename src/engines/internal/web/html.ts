@@ -1,7 +1,10 @@
 /**
  * HTML pages: bytes to text (charset from the header, a BOM or a `<meta>`), metadata, links,
- * content selection (`onlyMainContent`, `includeTags`, `excludeTags`, `removeBase64Images`)
- * and Markdown (turndown with the GFM plugin: tables, strikethrough, task lists).
+ * content selection (`onlyMainContent`, `includeTags`, `excludeTags`, `removeBase64Images`) on
+ * linkedom's DOM, and Markdown: each kept root is serialized (`innerHTML` of the body,
+ * `outerHTML` of an element) and written by the document engine's one-pass writer on
+ * htmlparser2 in its rich flavour (`htmlToMarkdown(html, { inline: "rich" })`: links, images,
+ * emphasis, GFM tables and strike-through, task list boxes, fenced code, Markdown escapes).
  *
  * Relative links and image sources are made absolute against the page URL (or its
  * `<base href>`) before conversion, so the Markdown of a page can be read on its own.
@@ -9,8 +12,7 @@
 import chardet from "chardet"
 import iconv from "iconv-lite"
 import { parseHTML } from "linkedom"
-import { createRequire } from "node:module"
-import TurndownService from "turndown"
+import { htmlToMarkdown } from "../extract/markdown.js"
 import { parseHttpUrl } from "./url.js"
 
 // =============================================================================
@@ -72,87 +74,6 @@ export const decodePage = (data: Uint8Array, headerCharset: string | undefined):
 }
 
 // =============================================================================
-// Markdown
-// =============================================================================
-
-const gfm = (createRequire(import.meta.url)("@joplin/turndown-plugin-gfm") as { gfm: TurndownService.Plugin }).gfm
-
-const makeTurndown = (): TurndownService => {
-  const td = new TurndownService({
-    headingStyle: "atx",
-    codeBlockStyle: "fenced",
-    bulletListMarker: "-",
-    emDelimiter: "*",
-    hr: "---"
-  })
-  td.use(gfm)
-  // Rules added last are tried first: these replace the plugin's table rules (which need a
-  // DOM API linkedom lacks) and turndown's wide list markers.
-  td.addRule("table", {
-    filter: (node) => node.nodeName === "TABLE",
-    replacement: (_content, node) => `\n\n${tableToMarkdown(node as unknown as Node)}\n\n`
-  })
-  td.addRule("listItem", {
-    filter: "li",
-    replacement: (content, node, options) => {
-      const parent = node.parentNode as unknown as Node | null
-      let prefix = `${options.bulletListMarker} `
-      if (parent?.nodeName === "OL") {
-        const start = Number(parent.getAttribute("start") ?? "1") || 1
-        const index = Array.prototype.indexOf.call((parent as unknown as { children: ArrayLike<unknown> }).children, node)
-        prefix = `${start + index}. `
-      }
-      const body = content.replace(/^\n+/, "").replace(/\n+$/, "\n").replace(/\n/gm, `\n${" ".repeat(prefix.length)}`)
-      return prefix + body + (node.nextSibling && !/\n$/.test(body) ? "\n" : "")
-    }
-  })
-  td.remove(["script", "style", "noscript", "template", "iframe", "object", "embed", "canvas", "head"] as unknown as TurndownService.Filter)
-  td.remove((node) => node.nodeName.toUpperCase() === "SVG" || node.nodeName.toUpperCase() === "MATH")
-  return td
-}
-
-const cellText = (cell: Node): string =>
-  (cell.textContent ?? "").replace(/\s+/g, " ").trim().replace(/\|/g, "\\|")
-
-/**
- * A table as a GFM table: the first row is the header, `colspan` repeats a cell, pipes are
- * escaped. Rows of nested tables are not this table's. An empty table gives "".
- */
-export const tableToMarkdown = (table: Node): string => {
-  const rows: Array<Array<string>> = []
-  for (const tr of all(table, "tr")) {
-    let owner = tr.parentNode
-    while (owner && owner.nodeName !== "TABLE") owner = owner.parentNode
-    if (owner !== table) continue
-    const row: Array<string> = []
-    for (const cell of Array.from((tr as unknown as { children: ArrayLike<Node> }).children)) {
-      if (cell.nodeName !== "TD" && cell.nodeName !== "TH") continue
-      const span = Math.min(50, Math.max(1, Number(cell.getAttribute("colspan") ?? "1") || 1))
-      const text = cellText(cell)
-      for (let i = 0; i < span; i++) row.push(text)
-    }
-    if (row.length > 0) rows.push(row)
-  }
-  const width = Math.max(0, ...rows.map((r) => r.length))
-  if (width === 0) return ""
-  const line = (r: ReadonlyArray<string>) => `| ${Array.from({ length: width }, (_, i) => r[i] ?? "").join(" | ")} |`
-  const [head, ...body] = rows
-  return [line(head!), `| ${Array.from({ length: width }, () => "---").join(" | ")} |`, ...body.map(line)].join("\n")
-}
-
-let turndown: TurndownService | undefined
-
-/** Converts a DOM node (linkedom) to Markdown; blank-line runs collapsed, trailing spaces trimmed. */
-export const toMarkdown = (node: unknown): string => {
-  turndown ??= makeTurndown()
-  return turndown
-    .turndown(node as TurndownService.Node)
-    .replace(/[ \t]+\n/g, "\n")
-    .replace(/\n{3,}/g, "\n\n")
-    .trim()
-}
-
-// =============================================================================
 // Pages
 // =============================================================================
 
@@ -210,7 +131,6 @@ type Node = {
   textContent: string | null
   innerHTML: string
   outerHTML: string
-  parentNode: Node | null
   getAttribute(name: string): string | null
   setAttribute(name: string, value: string): void
   remove(): void
@@ -318,10 +238,11 @@ export const processHtml = (text: string, pageUrl: string, options: ContentOptio
     }
   }
 
-  const html = roots.length === 1 && roots[0] === body ? body.innerHTML.trim() : roots.map((r) => r.outerHTML).join("\n")
-  // turndown applies no rule to the node it is given, only to its descendants: an element
-  // root (a table picked by includeTags) goes in as HTML so that its own rule applies
-  const markdown = roots.map((r) => toMarkdown(r === body ? r : r.outerHTML)).filter((m) => m !== "").join("\n\n")
+  // each root serialized once: the `html` format, and the Markdown writer's input (an element
+  // root, a table picked by includeTags, with its own tag so that it is written as a table)
+  const parts = roots.map((r) => r === body ? body.innerHTML : r.outerHTML)
+  const html = roots.length === 1 && roots[0] === body ? parts[0]!.trim() : parts.join("\n")
+  const markdown = parts.map((p) => htmlToMarkdown(p, { inline: "rich" })).filter((m) => m !== "").join("\n\n")
   return { title, description, language, links, html, markdown }
 }
 
