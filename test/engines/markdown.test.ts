@@ -133,3 +133,23 @@ describe("htmlToMarkdown, rich flavour (the web engine's)", () => {
     ).toBe("a ![x^2](https://x.test/f.svg) b\n\none two")
   })
 })
+
+describe("hostile nesting", () => {
+  it("a page of 50,000 nested elements keeps its text in both flavours (the tree's depth is bounded, no stack overflow)", () => {
+    const n = 50_000
+    const html = `<p>top</p>${"<div><span>".repeat(n)}deep <b>text</b> here${"</span></div>".repeat(n)}<p>after</p>`
+    for (const inline of ["plain", "rich"] as const) {
+      const md = htmlToMarkdown(html, { inline })
+      expect(md).toMatch(/^top\n\n/)
+      expect(md).toContain("deep text here")
+      expect(md).toMatch(/after$/)
+    }
+    expect(visibleText(parseHtml(html))).toContain("deep text here")
+  })
+
+  it("the web engine's page processing survives it too", async () => {
+    const { processHtml } = await import("../../src/engines/internal/web/html.js")
+    const page = processHtml(`<html><body>${"<div>".repeat(20_000)}deep words${"</div>".repeat(20_000)}</body></html>`, "http://example.test/")
+    expect(page.markdown).toContain("deep words")
+  })
+})

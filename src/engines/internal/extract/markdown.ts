@@ -73,8 +73,45 @@ export interface HtmlNode {
   readonly parent?: HtmlNode | null
 }
 
-/** Parses HTML of any shape (a page, a fragment, an e-mail body) into a tree; entities decoded. */
-export const parseHtml = (html: string): HtmlNode => parseDocument(html) as unknown as HtmlNode
+/**
+ * How deep the tree may nest. Deeper elements are unwrapped: their text and line breaks stay,
+ * in document order, their nesting goes. The walks over the tree recurse, so without a bound a
+ * page of a few thousand nested `<div>`s would overflow the stack.
+ */
+export const maxDepth = 200
+
+/**
+ * Bounds the nesting of a tree at {@link maxDepth}, in place and without recursion: the children
+ * of an element at that depth become the text nodes, `<br>`s and images of its whole subtree.
+ */
+export const boundDepth = (root: HtmlNode): HtmlNode => {
+  const stack: Array<[HtmlNode, number]> = [[root, 0]]
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop()!
+    const children = node.children
+    if (children === undefined || children.length === 0) continue
+    if (depth < maxDepth) {
+      for (const c of children) stack.push([c, depth + 1])
+      continue
+    }
+    if (!children.some((c) => (c.children?.length ?? 0) > 0)) continue
+    const flat: Array<HtmlNode> = []
+    const pending: Array<HtmlNode> = [...children].reverse()
+    while (pending.length > 0) {
+      const n = pending.pop()!
+      if (n.type === "text" || n.name === "br" || n.name === "img") flat.push(n)
+      else if (isElement(n) && !isHidden(n) && n.children !== undefined) for (let i = n.children.length - 1; i >= 0; i--) pending.push(n.children[i]!)
+    }
+    ;(node as { children?: ReadonlyArray<HtmlNode> }).children = flat
+  }
+  return root
+}
+
+/**
+ * Parses HTML of any shape (a page, a fragment, an e-mail body) into a tree; entities decoded,
+ * nesting bounded ({@link boundDepth}).
+ */
+export const parseHtml = (html: string): HtmlNode => boundDepth(parseDocument(html) as unknown as HtmlNode)
 
 const isElement = (n: HtmlNode): boolean => n.type === "tag" || n.type === "script" || n.type === "style"
 
