@@ -524,16 +524,26 @@ const makeCollection = (table: lancedb.Table, spec: CollectionSpec, settings: Se
     const parts: Array<{ text: string; weight: number }> = typeof query === "string"
       ? [{ text: query, weight: 1 }]
       : query.terms.filter((t) => t.weight > 0)
-    // Words the analyzer would drop entirely make LanceDB fail; leave them out.
-    const live = parts.filter((p) => analyze(p.text).length > 0)
-    if (live.length === 0) return undefined
+    // Each term once, with the sum of its weights: a word the query repeats counts as often as it
+    // appears, as in the in-memory index (LanceDB releases differ on whether one match counts a
+    // repeated word once or each time). Words the analyzer drops are left out (a match of
+    // dropped words alone makes LanceDB fail).
+    const byTerm = new Map<string, { word: string; weight: number }>()
+    for (const p of parts) {
+      for (const t of analyze(p.text)) {
+        const e = byTerm.get(t.term)
+        if (e === undefined) byTerm.set(t.term, { word: t.word, weight: p.weight })
+        else e.weight += p.weight
+      }
+    }
+    if (byTerm.size === 0) return undefined
     // Words of one weight go in one match: a match of several words scores the sum of theirs, and
     // LanceDB's time grows with the clauses of a boolean query.
     const groups = new Map<number, Array<string>>()
-    for (const p of live) {
-      const g = groups.get(p.weight)
-      if (g === undefined) groups.set(p.weight, [p.text])
-      else g.push(p.text)
+    for (const { word, weight } of byTerm.values()) {
+      const g = groups.get(weight)
+      if (g === undefined) groups.set(weight, [word])
+      else g.push(word)
     }
     const matches = [...groups].map(([weight, texts]) => ({ text: texts.join(" "), weight }))
     // one clause: a plain match (a boolean query of one clause costs LanceDB about 1.6× as much)
