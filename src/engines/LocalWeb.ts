@@ -257,7 +257,8 @@ class PageFailure {
 const extractionError = (op: WebOperation, e: Upload.UploadError): RagError.ApiError => {
   if (e._tag !== "ExtractionError") return e
   const ep = endpoint(op)
-  const message = `${e.file}: ${e.message}`
+  // the engines' messages start with the file name already ("download: …" for a URL ending in "/")
+  const message = e.message.startsWith(`${e.file}: `) ? e.message : `${e.file}: ${e.message}`
   switch (e.reason) {
     case "too_large":
     case "limit_exceeded":

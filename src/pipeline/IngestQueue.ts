@@ -27,10 +27,12 @@
  *
  * @since 0.1.0
  */
-import type { ConnectionOptions, Job, Queue as BullQueue, RedisClient, Worker as BullWorker } from "bullmq"
-import { Chunk as C, Data, Deferred, Duration, Effect, FiberSet, Queue, Redacted, Runtime, Schedule, Stream } from "effect"
+import type { Job, RedisClient, RedisOptions, Worker as BullWorker } from "bullmq"
+import { Cause, Chunk as C, Data, Deferred, Duration, Effect, FiberSet, Option, Queue, Redacted, Runtime, Schedule, Stream } from "effect"
 import { randomUUID } from "node:crypto"
+import { realpathSync } from "node:fs"
 import { createConnection } from "node:net"
+import { basename, dirname, join as joinPath, resolve as resolvePath } from "node:path"
 import * as Upload from "../api/Upload.js"
 import * as Web from "../api/Web.js"
 import type * as RagError from "../RagError.js"
@@ -44,7 +46,12 @@ import type { DocumentError, Failure, Request } from "./Ingest.js"
 // Configuration, errors
 // =============================================================================
 
-/** Where the queue is: a Redis URL (`redis://[user:password@]host:port[/db]`, `rediss://` for TLS). */
+/**
+ * Where the queue is: a Redis URL. `redis://[user:password@]host[:port][/db]` (`rediss://` for
+ * TLS), or a Unix socket `unix:///path/to/redis.sock[?db=N]` (also `redis+unix://`). A URL
+ * that could not mean what it says (a socket path under `redis://`, a path that is not a
+ * database number, a query or a fragment) is refused with `QueueError` `invalid_url`.
+ */
 export interface QueueConfig {
   /** The Redis URL; it may hold credentials, so it is `Redacted` and never printed. */
   readonly url: Redacted.Redacted<string>
@@ -52,9 +59,15 @@ export interface QueueConfig {
   readonly prefix?: string | undefined
 }
 
-/** A queue operation failed: a bad Redis URL, Redis unreachable, or a command that failed. */
+/**
+ * A queue operation failed. `reason`: `invalid_url` (a URL that cannot mean what it says, or a
+ * database the server does not have), `connection` (Redis unreachable), `operation` (a command
+ * failed), `store_mismatch` (the queue belongs to another store or collection: nothing was
+ * taken or created), `queue_lost` (Redis came back without the queue's data, e.g. restarted
+ * empty: its jobs are gone).
+ */
 export class QueueError extends Data.TaggedError("QueueError")<{
-  readonly reason: "invalid_url" | "connection" | "operation"
+  readonly reason: "invalid_url" | "connection" | "operation" | "store_mismatch" | "queue_lost"
   /** Never holds the URL's credentials. */
   readonly message: string
 }> {}
@@ -63,35 +76,85 @@ export class QueueError extends Data.TaggedError("QueueError")<{
 const queueName = (collection: string): string => collection
 
 interface Connection {
-  readonly options: ConnectionOptions
+  readonly options: RedisOptions
   /** The URL without credentials, for messages. */
   readonly display: string
+  /** The database number (checked against the server once connected). */
+  readonly db: number
+  /** A Unix socket path, else a TCP host and port. */
+  readonly target: { readonly path: string } | { readonly host: string; readonly port: number }
+}
+
+const invalidUrl = (message: string) => new QueueError({ reason: "invalid_url", message })
+
+/** Database numbers as Redis numbers them (`databases` in redis.conf; 16 by default). */
+const parseDb = (s: string, where: string): number => {
+  if (!/^\d{1,9}$/.test(s)) throw invalidUrl(`the queue URL's database must be a number (${where}), not ${JSON.stringify(s)}`)
+  return Number(s)
+}
+
+/**
+ * Parses a queue URL (throws {@link QueueError} `invalid_url`). ioredis reads `redis:///x.sock`
+ * as 127.0.0.1:6379 and ignores a path it cannot parse: such URLs are refused here.
+ */
+const parseUrl = (raw: string): Connection => {
+  let u: URL
+  try {
+    u = new URL(raw)
+  } catch {
+    throw invalidUrl("the queue URL is not a URL (expected redis://HOST:PORT[/DB], rediss://… or unix:///path/to/redis.sock)")
+  }
+  if (u.hash !== "") throw invalidUrl("the queue URL has a fragment (#…): nothing may follow the database number")
+  const auth = {
+    ...(u.username !== "" ? { username: decodeURIComponent(u.username) } : {}),
+    ...(u.password !== "" ? { password: decodeURIComponent(u.password) } : {})
+  }
+  // reconnect within 2 s once Redis is back (BullMQ's default waits up to 20 s between tries)
+  const retryStrategy = (times: number) => Math.min(250 * times, 2000)
+  if (u.protocol === "unix:" || u.protocol === "redis+unix:") {
+    if (u.host !== "") throw invalidUrl(`${u.protocol}// takes a socket path and no host: ${u.protocol}///path/to/redis.sock`)
+    const path = decodeURIComponent(u.pathname)
+    if (path === "" || path.endsWith("/")) throw invalidUrl(`${u.protocol}// needs the socket's path, e.g. ${u.protocol}///run/redis/redis.sock`)
+    const extra = [...u.searchParams.keys()].filter((k) => k !== "db")
+    if (extra.length > 0) throw invalidUrl(`the queue URL takes only ?db=N after a socket path, not ${extra.join(", ")}`)
+    const db = parseDb(u.searchParams.get("db") ?? "0", "?db=N")
+    return {
+      options: { path, db, ...auth, retryStrategy },
+      display: `${u.protocol}//${path}${db !== 0 ? `?db=${db}` : ""}`,
+      db,
+      target: { path }
+    }
+  }
+  if (u.protocol !== "redis:" && u.protocol !== "rediss:") {
+    throw invalidUrl(`the queue URL must start with redis://, rediss:// or unix://, not ${u.protocol}//`)
+  }
+  if (u.hostname === "") {
+    throw invalidUrl(`${u.protocol}// needs a host (${u.protocol}//HOST:PORT[/DB]); for a Unix socket write unix:///path/to/redis.sock`)
+  }
+  if (u.search !== "") throw invalidUrl(`the queue URL takes no query (?…): ${u.protocol}//HOST:PORT[/DB]`)
+  const m = /^\/?(.*)$/.exec(u.pathname)![1]!
+  const db = m === "" ? 0 : parseDb(m, `${u.protocol}//HOST:PORT/DB`)
+  const port = u.port === "" ? 6379 : Number(u.port)
+  return {
+    options: {
+      host: u.hostname,
+      port,
+      db,
+      ...auth,
+      ...(u.protocol === "rediss:" ? { tls: {} } : {}),
+      retryStrategy
+    },
+    display: `${u.protocol}//${u.host}${db !== 0 ? `/${db}` : ""}`,
+    db,
+    target: { host: u.hostname.replace(/^\[(.*)\]$/, "$1"), port }
+  }
 }
 
 const connection = (config: QueueConfig): Effect.Effect<Connection, QueueError> =>
   Effect.try({
-    try: () => new URL(Redacted.value(config.url)),
-    catch: () => new QueueError({ reason: "invalid_url", message: "the queue URL is not a URL (expected redis://host:port)" })
-  }).pipe(
-    Effect.filterOrFail(
-      (u) => u.protocol === "redis:" || u.protocol === "rediss:",
-      (u) => new QueueError({ reason: "invalid_url", message: `the queue URL must start with redis:// or rediss://, not ${u.protocol}//` })
-    ),
-    Effect.map((u) => {
-      const db = u.pathname.length > 1 ? Number(u.pathname.slice(1)) : 0
-      return {
-        options: {
-          host: u.hostname,
-          port: u.port === "" ? 6379 : Number(u.port),
-          ...(u.username !== "" ? { username: decodeURIComponent(u.username) } : {}),
-          ...(u.password !== "" ? { password: decodeURIComponent(u.password) } : {}),
-          ...(Number.isInteger(db) ? { db } : {}),
-          ...(u.protocol === "rediss:" ? { tls: {} } : {})
-        },
-        display: `${u.protocol}//${u.host}${u.pathname.length > 1 ? u.pathname : ""}`
-      }
-    })
-  )
+    try: () => parseUrl(Redacted.value(config.url)),
+    catch: (e) => (e instanceof QueueError ? e : invalidUrl(`the queue URL cannot be read: ${clean(e)}`))
+  })
 
 /** Error messages from ioredis may name the host, never the password; strip URL credentials anyway. */
 const clean = (e: unknown): string => (e instanceof Error ? e.message : String(e)).replace(/\/\/[^/@\s]*@/g, "//")
@@ -104,8 +167,7 @@ const loadBull = Optional.load("queue", () => import("bullmq"), (e) => new Queue
 
 const reachable = (conn: Connection): Effect.Effect<void, QueueError> =>
   Effect.async<void, QueueError>((resume) => {
-    const options = conn.options as { host: string; port: number }
-    const socket = createConnection({ host: options.host, port: options.port })
+    const socket = createConnection(conn.target)
     socket.setTimeout(10_000)
     const fail = (why: string) => {
       socket.destroy()
@@ -120,17 +182,24 @@ const reachable = (conn: Connection): Effect.Effect<void, QueueError> =>
     return Effect.sync(() => void socket.destroy())
   })
 
-/** Opens a BullMQ queue of a collection (closed with the scope); fails when Redis does not answer within 10 s. */
-const openQueue = (config: QueueConfig, collection: string) =>
+/**
+ * Opens a BullMQ queue of a collection (closed with the scope); fails when Redis does not answer
+ * within 10 s, or has no database of the URL's number. `persistent`: commands wait for Redis
+ * through an outage (a worker) instead of failing after ioredis's 20 reconnection tries.
+ */
+const openQueue = (config: QueueConfig, collection: string, persistent = false) =>
   Effect.gen(function*() {
     // the package first: one that is not installed says so before any connection is tried
-    const { Queue: Q } = yield* loadBull
+    const bull = yield* loadBull
     const conn = yield* connection(config)
     // a TCP connection first: BullMQ's client retries an unreachable server for ever
     yield* reachable(conn)
     const queue = yield* Effect.acquireRelease(
       Effect.sync(() => {
-        const q = new Q(queueName(collection), { connection: conn.options, prefix: config.prefix ?? "effect-rag" })
+        const q = new bull.Queue(queueName(collection), {
+          connection: persistent ? { ...conn.options, maxRetriesPerRequest: null } : conn.options,
+          prefix: config.prefix ?? "effect-rag"
+        })
         q.on("error", () => {}) // reported through the failing calls
         return q
       }),
@@ -146,8 +215,124 @@ const openQueue = (config: QueueConfig, collection: string) =>
         onTimeout: () => new QueueError({ reason: "connection", message: `cannot reach Redis at ${conn.display} (no answer in 10 s)` })
       })
     )
-    return { queue, conn }
+    const client = yield* operation("connecting", () => queue.client)
+    if (conn.db !== 0) {
+      // ioredis selects the database after connecting and, when the server refuses, stays on
+      // database 0 without a word: select it again and fail when the server has no such database
+      yield* Effect.tryPromise({
+        // the client is ioredis (BullMQ builds one from RedisOptions); its interface in BullMQ lists no SELECT
+        try: () => (client as unknown as { call: (...args: Array<string>) => Promise<unknown> }).call("SELECT", String(conn.db)),
+        catch: (e) =>
+          invalidUrl(`the Redis server at ${conn.display} has no database ${conn.db} (${clean(e)}); its databases are numbered from 0 (16 by default)`)
+      })
+    }
+    return { queue, conn, client, bull, prefix: config.prefix ?? "effect-rag" }
   })
+
+// =============================================================================
+// Identity: a queue belongs to one collection and one store
+// =============================================================================
+
+/**
+ * The identity of a store as a queue records it: a folder's absolute path (symbolic links
+ * resolved as far as the folder exists), an object-store URI without credentials, query or
+ * fragment (lower-case scheme and host, no trailing `/`).
+ */
+export const storeIdentity = (store: string): string => {
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(store) && !/^[a-z]:[\\/]/i.test(store)) {
+    try {
+      const u = new URL(store)
+      const path = u.pathname.replace(/\/+$/, "")
+      return `${u.protocol.toLowerCase()}//${u.host.toLowerCase()}${path}`
+    } catch {
+      return store.replace(/[?#].*$/, "").replace(/\/\/[^/@]*@/, "//").replace(/\/+$/, "")
+    }
+  }
+  // the nearest existing folder through realpath, the rest as written
+  let at = resolvePath(store)
+  const rest: Array<string> = []
+  for (;;) {
+    try {
+      return joinPath(realpathSync(at), ...rest)
+    } catch {
+      const parent = dirname(at)
+      if (parent === at) return resolvePath(store)
+      rest.unshift(basename(at))
+      at = parent
+    }
+  }
+}
+
+/** The identity key of a collection's queue (beside BullMQ's keys, under the same prefix). */
+const identityKey = (prefix: string, collection: string): string => `${prefix}:${queueName(collection)}:identity`
+
+/**
+ * Records the queue's collection (when no one did) and its store (when given and none is
+ * recorded) in one step, and returns what is recorded: the first producer or worker sets it,
+ * every later one reads it.
+ */
+const claimScript = `
+if redis.call('exists', KEYS[1]) == 0 then
+  redis.call('hset', KEYS[1], 'collection', ARGV[1], 'created', ARGV[3])
+end
+if ARGV[2] ~= '' then redis.call('hsetnx', KEYS[1], 'store', ARGV[2]) end
+return redis.call('hmget', KEYS[1], 'collection', 'store')`
+
+interface Identity {
+  readonly collection: string | undefined
+  readonly store: string | undefined
+}
+
+const toIdentity = (r: unknown): Identity => {
+  const [c, s] = Array.isArray(r) ? r : []
+  return { collection: typeof c === "string" ? c : undefined, store: typeof s === "string" ? s : undefined }
+}
+
+const readIdentity = (client: RedisClient, prefix: string, collection: string) =>
+  Effect.map(operation("reading the queue's identity", () => client.hmget(identityKey(prefix, collection), "collection", "store")), toIdentity)
+
+const claimIdentity = (client: RedisClient, prefix: string, collection: string, store: string | undefined) =>
+  Effect.map(
+    operation("recording the queue's identity", () => {
+      client.defineCommand("effectRagClaimQueue", { numberOfKeys: 1, lua: claimScript })
+      return client.runCommand("effectRagClaimQueue", [identityKey(prefix, collection), collection, store ?? "", new Date().toISOString()])
+    }),
+    toIdentity
+  )
+
+/** Fails with `store_mismatch` when the recorded identity is not this one. */
+const checkIdentity = (recorded: Identity, display: string, collection: string, store: string | undefined): Effect.Effect<void, QueueError> => {
+  if (recorded.collection !== undefined && recorded.collection !== collection) {
+    return Effect.fail(new QueueError({
+      reason: "store_mismatch",
+      message: `the queue ${queueName(collection)} on ${display} belongs to the collection ${recorded.collection}, not ${collection}`
+    }))
+  }
+  if (store !== undefined && recorded.store !== undefined && recorded.store !== store) {
+    return Effect.fail(new QueueError({
+      reason: "store_mismatch",
+      message: `the queue of collection ${collection} on ${display} belongs to the store ${recorded.store}, not ${store}: ` +
+        "every worker of a queue writes to the store the queue was created for (use that store, or another Redis database or collection for this one)"
+    }))
+  }
+  return Effect.void
+}
+
+/**
+ * Checks, without writing anything, that a worker on `store` may work the collection's queue:
+ * Redis answers, the URL's database exists, and the queue is not recorded for another store or
+ * collection (`store_mismatch`). `effect-rag worker` runs it before it prepares its store.
+ */
+export const checkStore = (
+  config: QueueConfig,
+  collection: string,
+  store: string
+): Effect.Effect<void, QueueError | RagError.MissingPackage> =>
+  Effect.scoped(Effect.gen(function*() {
+    const { client, conn, prefix } = yield* openQueue(config, collection)
+    const recorded = yield* readIdentity(client, prefix, collection)
+    yield* checkIdentity(recorded, conn.display, collection, storeIdentity(store))
+  }))
 
 // =============================================================================
 // Jobs
@@ -191,6 +376,12 @@ export interface EnqueueOptions {
   readonly batch?: number | undefined
   /** Called after each round trip with the documents submitted so far. */
   readonly onProgress?: ((submitted: number) => Effect.Effect<void>) | undefined
+  /**
+   * The store the collection's workers write to (a folder or an object-store URI). When given,
+   * the queue records it (if no producer or worker did first), and a producer naming another
+   * store fails with `store_mismatch` before adding anything.
+   */
+  readonly store?: string | undefined
 }
 
 /** What {@link enqueue} did. */
@@ -198,7 +389,10 @@ export interface EnqueueSummary {
   readonly collection: string
   /** Documents found (after dedupe) and submitted to the queue. */
   readonly documents: number
-  /** Jobs the queue did not hold before (the growth of its job count; 0 on a rerun). */
+  /**
+   * Jobs this call added (0 on a rerun). Of two producers enqueuing the same documents at
+   * once, each counts the jobs it created: together they count each job once.
+   */
   readonly enqueued: number
   /** Sources that could not be enumerated (a missing path, a failed crawl). */
   readonly failures: ReadonlyArray<Failure>
@@ -206,8 +400,27 @@ export interface EnqueueSummary {
 
 const allStates = ["waiting", "active", "delayed", "prioritized", "waiting-children", "paused", "completed", "failed"] as const
 
-const totalJobs = (queue: BullQueue) =>
-  Effect.map(operation("counting jobs", () => queue.getJobCounts(...allStates)), (c) => Object.values(c).reduce((a, b) => a + b, 0))
+/**
+ * The job name: `document` and this producer's token. BullMQ answers an add of an id it holds
+ * already with that id, as if it had added it; the name of the job in Redis tells whose add
+ * created it.
+ */
+const jobName = (token: string): string => `document ${token}`
+
+/** Counts the jobs (ARGV[3..], under the key prefix ARGV[1]) whose name is ARGV[2]. */
+const createdByScript = `
+local n = 0
+for i = 3, #ARGV do
+  if redis.call('hget', ARGV[1] .. ARGV[i], 'name') == ARGV[2] then n = n + 1 end
+end
+return n`
+
+/** How many of `ids` this producer's add created (their stored name holds its token). */
+const createdBy = (client: RedisClient, prefix: string, collection: string, ids: ReadonlyArray<string>, token: string) =>
+  operation("counting the jobs added", async () => {
+    client.defineCommand("effectRagCreatedBy", { numberOfKeys: 0, lua: createdByScript })
+    return Number(await client.runCommand("effectRagCreatedBy", [`${prefix}:${queueName(collection)}:`, jobName(token), ...ids]))
+  })
 
 /**
  * Enumerates the sources and adds one job per document to the collection's queue. `prune` is not
@@ -220,11 +433,14 @@ export const enqueue = (
   options: EnqueueOptions = {}
 ): Effect.Effect<EnqueueSummary, QueueError | RagError.MissingPackage> =>
   Effect.scoped(Effect.gen(function*() {
-    const { queue } = yield* openQueue(config, request.collection)
+    const { client, conn, prefix, queue } = yield* openQueue(config, request.collection)
+    const store = options.store === undefined ? undefined : storeIdentity(options.store)
+    yield* checkIdentity(yield* claimIdentity(client, prefix, request.collection, store), conn.display, request.collection, store)
     const web = yield* Effect.serviceOption(Web.Web)
     const failures: Array<Failure> = []
     const seen = new Set<string>()
-    const before = yield* totalJobs(queue)
+    const token = randomUUID()
+    let enqueued = 0
     const attempts = Math.max(1, options.attempts ?? 3)
     const backoff = Math.max(0, options.backoff ?? 1000)
     let submitted = 0
@@ -242,7 +458,7 @@ export const enqueue = (
       Stream.grouped(Math.max(1, options.batch ?? 500)),
       Stream.runForEach((group) => {
         const jobs = C.toReadonlyArray(group).map((item) => ({
-          name: "document",
+          name: jobName(token),
           data: { item } satisfies JobData,
           opts: {
             jobId: jobId(item.documentId),
@@ -254,6 +470,8 @@ export const enqueue = (
           }
         }))
         return operation("adding jobs", () => queue.addBulk(jobs)).pipe(
+          Effect.zipRight(createdBy(client, prefix, request.collection, jobs.map((j) => j.opts.jobId), token)),
+          Effect.tap((n) => Effect.sync(() => void (enqueued += n))),
           Effect.zipRight(Effect.suspend(() => {
             submitted += jobs.length
             return options.onProgress?.(submitted) ?? Effect.void
@@ -261,8 +479,7 @@ export const enqueue = (
         )
       })
     )
-    const after = yield* totalJobs(queue)
-    return { collection: request.collection, documents: submitted, enqueued: Math.max(0, after - before), failures }
+    return { collection: request.collection, documents: submitted, enqueued, failures }
   })).pipe(Effect.withSpan("IngestQueue.enqueue", { attributes: { collection: request.collection } }))
 
 // =============================================================================
@@ -280,6 +497,8 @@ export interface FailedJob {
 /** The state of a collection's queue. */
 export interface QueueStatus {
   readonly collection: string
+  /** The store the queue belongs to (recorded by its first producer or worker), when known. */
+  readonly store?: string | undefined
   readonly counts: {
     readonly waiting: number
     readonly active: number
@@ -298,11 +517,13 @@ export const status = (
   options: { readonly limit?: number | undefined } = {}
 ): Effect.Effect<QueueStatus, QueueError | RagError.MissingPackage> =>
   Effect.scoped(Effect.gen(function*() {
-    const { queue } = yield* openQueue(config, collection)
+    const { client, prefix, queue } = yield* openQueue(config, collection)
+    const identity = yield* readIdentity(client, prefix, collection)
     const c = yield* operation("counting jobs", () => queue.getJobCounts(...allStates))
     const jobs = yield* operation("reading failed jobs", () => queue.getFailed(0, Math.max(1, options.limit ?? 100) - 1))
     return {
       collection,
+      ...(identity.store !== undefined ? { store: identity.store } : {}),
       counts: {
         waiting: (c["waiting"] ?? 0) + (c["prioritized"] ?? 0) + (c["paused"] ?? 0) + (c["waiting-children"] ?? 0),
         active: c["active"] ?? 0,
@@ -330,6 +551,13 @@ export const status = (
 export interface WorkerOptions {
   /** The collection (its queue and its table). */
   readonly collection: string
+  /**
+   * The store this worker writes to (the folder or object-store URI of the `VectorStore`
+   * provided). The queue records the first store a producer or worker names; a worker on
+   * another store fails with `QueueError` `store_mismatch` before it takes a job or creates
+   * anything. Leave it out only when the store cannot differ between workers.
+   */
+  readonly store?: string | undefined
   /** Embed chunks with this embedder (default none). Every worker of a collection must use the same. */
   readonly embedder?: Stages.Embedder | undefined
   /** Options passed to `Upload.extractChunks` (default `{ enable_ocr: true }`). */
@@ -359,8 +587,26 @@ export interface WorkerOptions {
 export type WorkerEvent =
   | { readonly _tag: "Ingested"; readonly source: string; readonly documentId: string; readonly chunks: number }
   | { readonly _tag: "Skipped"; readonly source: string; readonly documentId: string }
-  /** One attempt failed (BullMQ retries it while attempts are left). */
-  | { readonly _tag: "Failed"; readonly source: string; readonly documentId: string; readonly error: JobError }
+  /**
+   * One attempt failed. `final`: the job failed for good (a permanent error, see
+   * {@link isPermanent}, or its last attempt); otherwise BullMQ retries it with backoff.
+   */
+  | {
+    readonly _tag: "Failed"
+    readonly source: string
+    readonly documentId: string
+    readonly error: JobError
+    /** The error is permanent ({@link isPermanent}): the job is not retried. */
+    readonly permanent: boolean
+    readonly final: boolean
+    /** The attempt that failed (1 = the first) and the attempts the job has. */
+    readonly attempt: number
+    readonly attempts: number
+  }
+  /** The connection to Redis broke: jobs in hand go on, results wait until it is back. */
+  | { readonly _tag: "ConnectionLost"; readonly queue: string; readonly message: string }
+  /** The connection to Redis is back after `downMs`. */
+  | { readonly _tag: "ConnectionRestored"; readonly queue: string; readonly downMs: number }
 
 /** What a worker did until it stopped. */
 export interface WorkerSummary {
@@ -371,6 +617,8 @@ export interface WorkerSummary {
   readonly skipped: number
   /** Job attempts that failed. */
   readonly failed: number
+  /** Jobs that failed for good in this worker (a permanent error, or their last attempt). */
+  readonly failedJobs: number
   readonly chunks: number
   /** Batches written. */
   readonly batches: number
@@ -423,6 +671,59 @@ const writerLock = (client: RedisClient, key: string, lifetimeMs: number) => {
     )
 }
 
+// =============================================================================
+// Permanent and transient failures
+// =============================================================================
+
+/** Extraction reasons that the same document gives again on every try. */
+const permanentReasons: ReadonlySet<string> = new Set([
+  "password_required",
+  "wrong_password",
+  "corrupt",
+  "unsupported",
+  "too_large",
+  "limit_exceeded",
+  "empty"
+])
+
+/** File-system errors that pass (a full file table, a busy or remote file system). */
+const transientIo = /\b(EMFILE|ENFILE|EAGAIN|EBUSY|EIO|ETIMEDOUT|ECONNRESET|ESTALE|EINTR)\b/
+
+/**
+ * Whether a document's error is permanent: another try gives the same (an encrypted, corrupt,
+ * unsupported, empty or too large document; a missing file; an invalid URL; a page that answered
+ * a client error; vectors of the wrong size). Such a job fails at once, without retries.
+ * Everything else is transient and retried with backoff: time-outs, transport errors, 5xx,
+ * rate limits, store and queue errors, an OCR engine or an API key missing on this worker.
+ */
+export const isPermanent = (e: {
+  readonly _tag: string
+  readonly reason?: unknown
+  readonly code?: unknown
+  readonly message?: unknown
+}): boolean => {
+  const message = typeof e.message === "string" ? e.message : ""
+  const coded = typeof e.code === "string" && permanentReasons.has(e.code)
+  switch (e._tag) {
+    case "ExtractionError":
+      return typeof e.reason === "string" && permanentReasons.has(e.reason)
+    case "SourceError":
+      return e.reason === "not_found" || e.reason === "invalid_url" ||
+        (e.reason === "page_failed" && !/HTTP (5\d\d|408|429)\b/.test(message))
+    case "EmbeddingMismatch":
+    case "PayloadTooLarge":
+    case "NotFound":
+    case "InvalidRequest":
+      return true
+    case "BadRequest":
+      return coded || !transientIo.test(message)
+    case "ServerError":
+      return coded
+    default:
+      return false
+  }
+}
+
 interface Pending {
   readonly prepared: Stages.Prepared
   readonly done: Deferred.Deferred<number, DocumentError | VectorStoreError | QueueError>
@@ -439,7 +740,7 @@ export const worker = (
 ): Effect.Effect<WorkerSummary, QueueError | RagError.MissingPackage | VectorStoreError | RagError.ApiError, Upload.Upload | VectorStore> =>
   Effect.scoped(Effect.gen(function*() {
     const started = Date.now()
-    const store = yield* VectorStore
+    const vectorStore = yield* VectorStore
     const upload = yield* Upload.Upload
     const web = yield* Effect.serviceOption(Web.Web)
     const emit = options.onEvent ?? (() => Effect.void)
@@ -447,14 +748,62 @@ export const worker = (
     const fingerprint = options.fingerprint ?? "v1"
     const uploadOptions = options.upload ?? { enable_ocr: true }
     const lockDuration = Math.max(1000, options.lockDuration ?? 30_000)
-    const { conn, queue } = yield* openQueue(config, collection)
-    const client = yield* operation("connecting", () => queue.client)
-    const prefix = config.prefix ?? "effect-rag"
+    const { bull, client, conn, prefix, queue } = yield* openQueue(config, collection, true)
+    // --- the queue's identity: before any job is taken and anything is created -----------
+    const store = options.store === undefined ? undefined : storeIdentity(options.store)
+    yield* checkIdentity(yield* claimIdentity(client, prefix, collection, store), conn.display, collection, store)
+    const queueLost = new QueueError({
+      reason: "queue_lost",
+      message: `Redis at ${conn.display} holds no queue for collection ${collection} any more (restarted empty, or flushed): ` +
+        "its jobs are gone; enqueue the documents again"
+    })
+    const identityPresent = Effect.map(operation("reading the queue's identity", () => client.hexists(identityKey(prefix, collection), "collection")), (n) => n > 0)
+
+    // --- Redis outages: reported while they last; Redis back empty ends the worker ----------
+    const runtime = yield* Effect.runtime<never>()
+    const lost = yield* Deferred.make<never, QueueError>()
+    let downSince: number | undefined
+    let lastError = ""
+    const onError = (e: unknown) => void (lastError = clean(e))
+    const onClose = () => {
+      if (downSince !== undefined) return
+      downSince = Date.now()
+      Runtime.runFork(runtime)(emit({
+        _tag: "ConnectionLost",
+        queue: conn.display,
+        message: lastError !== "" ? lastError : "the connection closed"
+      }))
+    }
+    const onReady = () => {
+      if (downSince === undefined) return
+      const downMs = Date.now() - downSince
+      downSince = undefined
+      lastError = ""
+      Runtime.runFork(runtime)(emit({ _tag: "ConnectionRestored", queue: conn.display, downMs }).pipe(
+        Effect.zipRight(identityPresent),
+        Effect.flatMap((present) => (present ? Effect.void : Deferred.fail(lost, queueLost))),
+        Effect.ignore
+      ))
+    }
+    yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        client.on("error", onError)
+        client.on("close", onClose)
+        client.on("ready", onReady)
+      }),
+      () =>
+        Effect.sync(() => {
+          client.off("error", onError)
+          client.off("close", onClose)
+          client.off("ready", onReady)
+        })
+    )
     const withWriter = writerLock(client, `${prefix}:${queueName(collection)}:writer`, Math.max(500, options.writerLockMs ?? 10_000))
 
     let ingested = 0
     let skipped = 0
     let failed = 0
+    let failedJobs = 0
     let chunks = 0
     let batches = 0
     let writes = 0
@@ -469,7 +818,7 @@ export const worker = (
 
     // --- the collection (created under the writer lock: several workers start at once) ----
     const embedding = yield* Stages.probeEmbedding(options.embedder)
-    const target = yield* withWriter(Stages.open(store, collection, embedding))
+    const target = yield* withWriter(Stages.open(vectorStore, collection, embedding))
     const state = yield* State.load(target.main, target.manifest)
 
     // --- the write batcher ------------------------------------------------------------
@@ -531,33 +880,47 @@ export const worker = (
       }).pipe(
         Effect.tapError((e) =>
           Effect.suspend(() => {
+            const attempts = Math.max(1, job.opts.attempts ?? 1)
+            const attempt = job.attemptsMade + 1
+            const permanent = isPermanent(e)
+            const final = permanent || attempt >= attempts
             failed++
-            return emit({ _tag: "Failed", source: job.data.item.source, documentId: job.data.item.documentId, error: parseError(formatError(e)) })
+            if (final) failedJobs++
+            return emit({
+              _tag: "Failed",
+              source: job.data.item.source,
+              documentId: job.data.item.documentId,
+              error: parseError(formatError(e)),
+              permanent,
+              final,
+              attempt,
+              attempts
+            })
           })
         ),
         Effect.withSpan("IngestQueue.job")
       )
 
-    const runtime = yield* Effect.runtime<never>()
     // Upkeep started by the queue running dry: its fibers are awaited before an `untilEmpty`
     // worker returns, and interrupted when the worker stops (the writer lock is released
     // either way; a fiber left running at exit would hold it until it expires).
     const upkeeps = yield* FiberSet.make<void, never>()
     const runUpkeep = yield* FiberSet.runtime(upkeeps)<never>()
-    const { Worker: W } = yield* loadBull
-    const bull: BullWorker<JobData> = yield* Effect.acquireRelease(
+    const bullWorker: BullWorker<JobData> = yield* Effect.acquireRelease(
       Effect.sync(() => {
-        const w = new W<JobData>(
+        const w = new bull.Worker<JobData>(
           queueName(collection),
           async (job) => {
             const exit = await Runtime.runPromiseExit(runtime)(processJob(job))
             if (exit._tag === "Failure") {
-              const failure = exit.cause._tag === "Fail" ? exit.cause.error : undefined
-              throw new Error(failure !== undefined ? formatError(failure) : "Defect: the job ended unexpectedly")
+              const failure = Option.getOrUndefined(Cause.failureOption(exit.cause))
+              if (failure === undefined) throw new Error("Defect: the job ended unexpectedly")
+              // a permanent error fails the job at once: BullMQ does not retry it
+              throw isPermanent(failure) ? new bull.UnrecoverableError(formatError(failure)) : new Error(formatError(failure))
             }
           },
           {
-            connection: conn.options,
+            connection: { ...conn.options, maxRetriesPerRequest: null },
             prefix,
             concurrency: Math.max(1, options.concurrency ?? 64),
             lockDuration,
@@ -572,24 +935,27 @@ export const worker = (
       // finish the jobs in hand (their batches are written by the batcher, still running)
       (w) => Effect.promise(() => w.close().catch(() => undefined))
     )
-    yield* operation("starting the worker", () => bull.waitUntilReady())
+    yield* operation("starting the worker", () => bullWorker.waitUntilReady())
 
-    if (options.untilEmpty === true) {
-      const open = operation("counting jobs", () => queue.getJobCounts("waiting", "active", "delayed", "prioritized", "paused", "waiting-children")).pipe(
-        Effect.map((c) => Object.values(c).reduce((a, b) => a + b, 0))
-      )
+    const run = Effect.gen(function*() {
+      if (options.untilEmpty !== true) return yield* Effect.never
+      // the queue's identity goes with its jobs: a Redis that came back empty is not a queue run dry
+      const open = Effect.zipRight(
+        Effect.filterOrFail(identityPresent, (present) => present, () => queueLost),
+        operation("counting jobs", () => queue.getJobCounts("waiting", "active", "delayed", "prioritized", "paused", "waiting-children"))
+      ).pipe(Effect.map((c) => Object.values(c).reduce((a, b) => a + b, 0)))
       yield* open.pipe(Effect.repeat({ schedule: Schedule.spaced("300 millis"), until: (n) => n === 0 }))
-      yield* Effect.promise(() => bull.close())
+      yield* Effect.promise(() => bullWorker.close())
       yield* FiberSet.awaitEmpty(upkeeps)
       yield* upkeep
-    } else {
-      yield* Effect.never
-    }
+    })
+    yield* Effect.raceFirst(run, Deferred.await(lost))
     return {
       collection,
       ingested,
       skipped,
       failed,
+      failedJobs,
       chunks,
       batches,
       writes,

@@ -30,9 +30,17 @@ const freePort = () =>
     })
   })
 
-/** Starts `redis-server` on a free loopback port; resolves once it accepts connections. */
-export const startRedis = async (): Promise<RedisServer> => {
-  const port = await freePort()
+/** Options of {@link startRedis}. */
+export interface RedisOptions {
+  /** The port (default a free one): a Redis restarted on the same port looks the same to clients. */
+  readonly port?: number | undefined
+  /** Also listen on this Unix socket. */
+  readonly unixSocket?: string | undefined
+}
+
+/** Starts `redis-server` on a free loopback port (or `options.port`); resolves once it accepts connections. */
+export const startRedis = async (options: RedisOptions = {}): Promise<RedisServer> => {
+  const port = options.port ?? await freePort()
   const dir = mkdtempSync(join(tmpdir(), "effect-rag-redis-"))
   const child = spawn("redis-server", [
     "--port", String(port),
@@ -40,7 +48,8 @@ export const startRedis = async (): Promise<RedisServer> => {
     "--dir", dir,
     "--save", "",
     "--appendonly", "no",
-    "--protected-mode", "no"
+    "--protected-mode", "no",
+    ...(options.unixSocket !== undefined ? ["--unixsocket", options.unixSocket, "--unixsocketperm", "700"] : [])
   ], { stdio: ["ignore", "pipe", "pipe"] })
   let output = ""
   child.stdout.on("data", (d: Buffer) => (output += d.toString()))

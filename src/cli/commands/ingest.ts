@@ -353,8 +353,10 @@ export const runIngest = (args: IngestArgs): Effect.Effect<Option.Option<Ingest.
 
 /**
  * `ingest --queue URL`: enumerates the sources and enqueues one job per document for
- * `effect-rag worker` (exit 0, 3 when a source could not be enumerated, 1 when the queue failed);
- * with `--status`, prints the queue's job counts and its failed jobs with their typed errors.
+ * `effect-rag worker` (exit 0, 3 when a source could not be enumerated, 1 when the queue failed,
+ * 2 for a queue URL that cannot mean what it says or a queue of another store); with
+ * `--status`, prints the queue's job counts and its failed jobs with their typed errors. A
+ * `--db` (or `$EFFECT_RAG_DB`) given to the producer is recorded as the queue's store.
  */
 const runQueued = (args: IngestArgs, url: Redacted.Redacted<string>): Effect.Effect<void, Shared.UsageError> =>
   Effect.gen(function*() {
@@ -371,7 +373,7 @@ const runQueued = (args: IngestArgs, url: Redacted.Redacted<string>): Effect.Eff
         yield* Console.log(JSON.stringify(s, null, 2))
       } else {
         const lines = [
-          `queue of collection ${s.collection}: ${s.counts.waiting} waiting, ${s.counts.active} active, ${s.counts.delayed} delayed (retry), ${s.counts.completed} completed, ${s.counts.failed} failed`
+          `queue of collection ${s.collection}${s.store !== undefined ? ` (store ${s.store})` : ""}: ${s.counts.waiting} waiting, ${s.counts.active} active, ${s.counts.delayed} delayed (retry), ${s.counts.completed} completed, ${s.counts.failed} failed`
         ]
         for (const f of s.failed) {
           lines.push(`  failed ${f.source} after ${f.attempts} attempt(s): ${f.error._tag}${f.error.reason !== undefined ? ` (${f.error.reason})` : ""}: ${Shared.forCli(f.error.message)}`)
@@ -400,8 +402,12 @@ const runQueued = (args: IngestArgs, url: Redacted.Redacted<string>): Effect.Eff
       return LocalWeb.layer({ allowPrivate: args.allowPrivate }).pipe(Layer.provide(LocalFiles.layer({ concurrency: 1 })))
     }))
     const needsWeb = args.site.length > 0
+    // the store the workers are to write to, when the producer names one
+    const explicitDb = Option.isSome(args.db) || Option.isSome(yield* Shared.setting("EFFECT_RAG_DB"))
+    const store = explicitDb ? yield* Shared.resolveDb(args.db) : undefined
     const enqueue = IngestQueue.enqueue({ sources, collection, include: args.include, exclude: args.exclude }, config, {
       attempts,
+      store,
       onProgress: (n) => (args.json ? Effect.void : Console.error(`submitted ${n} document(s)`))
     })
     const result = yield* Effect.either(needsWeb ? Effect.provide(enqueue, layer) : enqueue)
@@ -417,12 +423,17 @@ const runQueued = (args: IngestArgs, url: Redacted.Redacted<string>): Effect.Eff
     yield* Shared.setExitCode(r.failures.length === 0 ? Shared.ExitCode.success : r.documents > 0 ? Shared.ExitCode.partial : Shared.ExitCode.failure)
   })
 
-/** Prints a queue error (never the URL's credentials: its message holds none) and sets exit code 1. */
+/**
+ * Prints a queue error (never the URL's credentials: its message holds none) and sets the exit
+ * code: 2 for a queue URL that cannot mean what it says (`invalid_url`) and a queue of another
+ * store or collection (`store_mismatch`), where nothing was read or written; 1 otherwise.
+ */
 export const queueFailed = (json: boolean, e: { readonly _tag: string; readonly reason?: string; readonly message: string }) =>
   Effect.gen(function*() {
     if (json) yield* Console.log(JSON.stringify({ error: { _tag: e._tag, reason: e.reason, message: e.message } }))
     yield* Console.error(`effect-rag: ${e._tag}${e.reason === undefined ? "" : ` (${e.reason})`}: ${e.message}`)
-    yield* Shared.setExitCode(Shared.ExitCode.failure)
+    const usage = e._tag === "QueueError" && (e.reason === "invalid_url" || e.reason === "store_mismatch")
+    yield* Shared.setExitCode(usage ? Shared.ExitCode.usage : Shared.ExitCode.failure)
   })
 
 // =============================================================================

@@ -8,9 +8,14 @@
  * - Runs until SIGINT / SIGTERM (exit 130 / 143): the jobs in hand are finished first; a job the
  *   process could not finish within the stop grace (10 s) returns to the queue (BullMQ's
  *   stalled-job check) and another worker does it. With `--until-empty` it stops once the queue holds no
- *   waiting, delayed or running job (exit 0).
- * - One line per document on stderr (`ingested` / `unchanged` / `failed` with the typed error);
- *   the summary on stdout (JSON with `--json`).
+ *   waiting, delayed or running job: exit 0 when every job it ran succeeded, 3 when any failed for good.
+ * - A queue belongs to one store: the first producer (with `--db`) or worker records it, and a
+ *   worker with another `--db` exits 2 before it takes a job or creates anything. Redis is
+ *   checked before the `--db` folder is prepared.
+ * - One line per document on stderr (`ingested` / `unchanged` / `failed` with the typed error and
+ *   whether it is retried), one when the connection to Redis is lost and when it is back (JSON
+ *   lines with `--json`); the summary on stdout (JSON with `--json`). Redis back without the
+ *   queue (restarted empty) ends the worker with exit 1.
  * - The queue URL comes from `--queue` or `$EFFECT_RAG_QUEUE`; it is never printed.
  *
  * @since 0.1.0
@@ -20,6 +25,7 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
+import type { WorkerEvent } from "../../pipeline/IngestQueue.js"
 import * as Shared from "../options.js"
 import { ingestLayer, queueFailed } from "./ingest.js"
 
@@ -61,12 +67,16 @@ export const command = Command.make(
       }
       yield* Shared.requirePart("queue")
       const db = yield* Shared.resolveDb(args.db)
-      const prepared = Shared.prepareDbFolder(db)
-      if (Either.isLeft(prepared)) return yield* Effect.fail(prepared.left)
       const collection = yield* Shared.resolveCollection(args.collection)
       const embedderSpec = yield* Shared.resolveEmbedderSpec(args.embedder)
       const upload = yield* Shared.resolveUploadEngine("worker")
       const IngestQueue = yield* Shared.load(() => import("../../pipeline/IngestQueue.js"))
+      // Redis first (reachable, the URL's database, the queue's store): a worker that cannot
+      // work the queue creates no --db folder
+      const checked = yield* Effect.either(IngestQueue.checkStore({ url: url.value }, collection, db))
+      if (checked._tag === "Left") return yield* queueFailed(args.json, checked.left)
+      const prepared = Shared.prepareDbFolder(db)
+      if (Either.isLeft(prepared)) return yield* Effect.fail(prepared.left)
       const { resolveEmbedder } = yield* Shared.load(() => import("./bench.js"))
       const resolved = yield* resolveEmbedder(embedderSpec)
       if (embedderSpec !== "none" && resolved.embedder === undefined) {
@@ -76,9 +86,36 @@ export const command = Command.make(
       // a stop finishes the jobs in hand (extract, embed, one batch write): more than the 2 s default
       Shared.setStopGrace(10_000)
       const line = (s: string) => Effect.sync(() => void process.stderr.write(`${s}\n`))
+      const jsonLine = (o: object) => line(JSON.stringify(o))
       const seen = { ingested: 0, skipped: 0, failed: 0 }
+      const onEvent = (e: WorkerEvent): Effect.Effect<void> => {
+        switch (e._tag) {
+          case "Ingested":
+            seen.ingested++
+            return args.json ? Effect.void : line(`ingested ${e.source} (${e.chunks} chunks)`)
+          case "Skipped":
+            seen.skipped++
+            return args.json ? Effect.void : line(`unchanged ${e.source}`)
+          case "Failed": {
+            seen.failed++
+            const what = e.permanent ? "permanent, not retried"
+              : e.final ? `attempt ${e.attempt} of ${e.attempts}, no attempts left`
+              : `attempt ${e.attempt} of ${e.attempts}, retried`
+            return line(`failed ${e.source}: ${e.error._tag}${e.error.reason !== undefined ? ` (${e.error.reason})` : ""}: ${Shared.forCli(e.error.message)} (${what})`)
+          }
+          case "ConnectionLost":
+            return args.json
+              ? jsonLine({ event: "connection_lost", queue: e.queue, message: e.message, at: new Date().toISOString() })
+              : line(`lost the connection to Redis at ${e.queue} (${e.message}); reconnecting: the jobs in hand go on, their results wait`)
+          case "ConnectionRestored":
+            return args.json
+              ? jsonLine({ event: "connection_restored", queue: e.queue, downMs: e.downMs, at: new Date().toISOString() })
+              : line(`the connection to Redis at ${e.queue} is back after ${(e.downMs / 1000).toFixed(1)} s`)
+        }
+      }
       const result = yield* IngestQueue.worker({ url: url.value }, {
         collection,
+        store: db,
         embedder: resolved.embedder,
         // the same fingerprint as `effect-rag ingest`: a queue and a direct ingest write the same chunks
         fingerprint: `upload:${upload}|embedder:${resolved.embedder?.id ?? "none"}`,
@@ -86,13 +123,7 @@ export const command = Command.make(
         batchDocuments: args.batch,
         lockDuration: args.lockDuration,
         untilEmpty: args.untilEmpty,
-        onEvent: (e) =>
-          Effect.zipRight(
-            Effect.sync(() => void (e._tag === "Ingested" ? seen.ingested++ : e._tag === "Skipped" ? seen.skipped++ : seen.failed++)),
-            e._tag === "Ingested" ? (args.json ? Effect.void : line(`ingested ${e.source} (${e.chunks} chunks)`))
-          : e._tag === "Skipped" ? (args.json ? Effect.void : line(`unchanged ${e.source}`))
-          : line(`failed ${e.source}: ${e.error._tag}${e.error.reason !== undefined ? ` (${e.error.reason})` : ""}: ${Shared.forCli(e.error.message)}`)
-          )
+        onEvent
       }).pipe(
         Effect.provide(ingestLayer({ db, upload, concurrency: Math.min(args.concurrency, 2), allowPrivate: args.allowPrivate })),
         Effect.either,
@@ -115,10 +146,11 @@ export const command = Command.make(
       yield* Console.log(
         args.json
           ? JSON.stringify({ db, ...s }, null, 2)
-          : `worker on collection ${s.collection} in ${db}: ${s.ingested} ingested, ${s.skipped} unchanged, ${s.failed} failed attempt(s), ${s.chunks} chunks in ${s.batches} batch(es); ` +
+          : `worker on collection ${s.collection} in ${db}: ${s.ingested} ingested, ${s.skipped} unchanged, ${s.failedJobs} failed (${s.failed} failed attempt(s)), ${s.chunks} chunks in ${s.batches} batch(es); ` +
             `${(s.durationMs / 1000).toFixed(1)} s, writes ${(s.writeMs / 1000).toFixed(1)} s, waiting for the writer lock ${(s.lockWaitMs / 1000).toFixed(1)} s`
       )
-      yield* Shared.setExitCode(Shared.ExitCode.success)
+      // like ingest: 3 when documents failed (for good), the rest are stored
+      yield* Shared.setExitCode(s.failedJobs > 0 ? Shared.ExitCode.partial : Shared.ExitCode.success)
     }).pipe(Effect.scoped, Shared.withConfigFile(args.config), Effect.catchIf(
       (e): e is Exclude<typeof e, Shared.UsageError> => !(e instanceof Shared.UsageError),
       (e) => Console.error(`effect-rag worker: ${e.message}`).pipe(Effect.zipRight(Shared.setExitCode(Shared.ExitCode.failure)))
