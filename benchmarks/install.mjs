@@ -48,7 +48,13 @@ const rows = [
   { name: "+ @effect/ai (effect-rag/ai)", packages: [...core, at("@effect/ai")], part: true },
   { name: "+ OCR", packages: [...core, at("tesseract.js"), at("@tesseract.js-data/eng")], part: true },
   { name: "+ testing (effect-rag/testing)", packages: [...core, at("vitest"), at("@effect/vitest")], part: true },
-  { name: "langchain + @langchain/community", packages: ["langchain", "@langchain/community"] },
+  // `npm install langchain @langchain/community` fails on Node 20 (ERESOLVE: npm picks langchain
+  // 0.3 there, whose core conflicts with community 1.x): the 1.x line is named, as a user then does
+  { name: "langchain + @langchain/community", packages: ["langchain@^1", "@langchain/community@^1", "@langchain/core@^1"] },
+  {
+    name: "the same + LanceDB + PDF and DOCX loaders",
+    packages: ["langchain@^1", "@langchain/community@^1", "@langchain/core@^1", "@lancedb/lancedb@~0.37.1", "apache-arrow@18.1.0", "pdf-parse", "mammoth"]
+  },
   { name: "llamaindex", packages: ["llamaindex"] }
 ]
 
@@ -71,7 +77,7 @@ for (const [i, row] of rows.entries()) {
     versions: Object.fromEntries(Object.entries(deps).map(([k, v]) => [k, v.version])),
     warnings: warningsOf(r).length,
     largest: bytes === undefined ? [] : largestPackages(join(dir, "node_modules"), 5),
-    error: r.code === 0 ? undefined : r.err.split("\n").filter((l) => /ERR/.test(l)).slice(0, 5).join("\n")
+    error: r.code === 0 ? undefined : r.err.split("\n").filter((l) => /^npm error/.test(l)).slice(0, 8).join("\n")
   })
   rmSync(dir, { recursive: true, force: true })
   const last = results[results.length - 1]
