@@ -232,7 +232,8 @@ export interface Service extends Web.Service {
    * `crawlPages`, `waitForCrawl`, `cancel`), pages in the order of `urls`. A URL that is not
    * http(s) fails the call (`BadRequest`, `invalid_url`); one the address policy refuses (a
    * private or loopback host) is a failed page of the job (`metadata.error`, `blocked`), and
-   * the other URLs are scraped.
+   * the other URLs are scraped. When the policy refuses every URL, the call fails
+   * (`BadRequest`, `blocked`).
    */
   readonly batchScrape: (
     urls: ReadonlyArray<string>,
@@ -870,6 +871,21 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, Scope
         url.hash = ""
         targets.push(url)
       }
+      // the address policy, once per host: a refused URL is a failed page and the others are
+      // scraped; a batch of refused URLs only is refused as a scrape of one is
+      const hosts = [...new Set(targets.map((t) => t.hostname))]
+      const refusals = new Map<string, RagError.BadRequest>()
+      yield* Effect.forEach(
+        hosts,
+        (host) =>
+          Effect.promise(() => precheck(s.policy, host)).pipe(Effect.map((refusal) => {
+            if (refusal !== undefined) {
+              refusals.set(host, new RagError.BadRequest({ endpoint: endpoint("scrape"), message: refusal.message, code: "blocked" }))
+            }
+          })),
+        { concurrency: 8, discard: true }
+      )
+      if (refusals.size === hosts.length && hosts.length > 0) return yield* refusals.get(hosts[0]!)!
       const job = yield* newJob(targets[0]?.href ?? "")
       // one slot per URL: pages in the order of the request, whatever order they finish in
       store.reserve(job, targets.length)
@@ -877,18 +893,11 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, Scope
         targets,
         (target, slot) => {
           const url = target.href
-          // a URL the address policy refuses is a failed page; the others are scraped
-          const blocked = Effect.promise(() => precheck(s.policy, target.hostname)).pipe(
-            Effect.flatMap((refusal) =>
-              refusal === undefined
-                ? Effect.void
-                : Effect.fail(new PageFailure(
-                  new RagError.BadRequest({ endpoint: endpoint("scrape"), message: refusal.message, code: "blocked" }),
-                  undefined,
-                  undefined
-                )))
-          )
-          return Effect.zipRight(blocked, scrapePage("scrape", url, { ...options, sourceURL: url })).pipe(
+          const refusal = refusals.get(target.hostname)
+          const page = refusal === undefined
+            ? scrapePage("scrape", url, { ...options, sourceURL: url })
+            : Effect.fail(new PageFailure(refusal, undefined, undefined))
+          return page.pipe(
             Effect.either,
             Effect.flatMap((result) => {
               job.total++
