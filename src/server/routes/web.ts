@@ -35,7 +35,9 @@
  *
  * ## Crawl pagination
  *
- * The engine's `next` value never reaches the client as it is. The server rewrites it into a
+ * How many pages one batch holds is the engine's: the local engine stops a batch at `pageSize`
+ * pages or `pageBytes` bytes of page JSON, whichever comes first (`docs/server.md`). The
+ * engine's `next` value never reaches the client as it is. The server rewrites it into a
  * link of its own, the status URL of the job on this server with the batch in the query:
  *
  * - `{origin}/v1/crawl/{id}?skip={n}` for a cursor of the local engine
