@@ -16,7 +16,7 @@ import { startLargeSite } from "../engines/web/large-site.js"
 
 /**
  * The bound on the server's peak RSS, in MiB. Measured: about 240 MiB once started (from
- * source, through tsx) and a peak of 660-670 MiB on Node 20 and 22, mostly garbage of the
+ * source, through tsx) and a peak of 660-690 MiB on Node 20 and 22, mostly garbage of the
  * pages in hand (up to four bodies of up to 10 MiB being fetched, one page's DOM and Markdown,
  * a status response of up to 10 MiB of pages) that the collector has not reclaimed yet. Kept
  * in memory, the pages' Markdown alone is 250 MB and one status response of them more than
