@@ -1,5 +1,5 @@
 /**
- * `npm run bench:server -- --soak [--seconds N] [--embedder use-lite|none] [--extract-timeout-ms N]`:
+ * `npm run bench:server -- --soak [--seconds N] [--embedder use-lite|none] [--extract-timeout-ms N] [--no-crawl]`:
  * a bounded mixed load of good and hostile requests against `effect-rag serve` (the real
  * command, in a child process, started from source on a free loopback port, with
  * `--extract-timeout-ms` 10000 unless given), for `--seconds` (default 60).
@@ -14,6 +14,13 @@
  *   (abandoned after 2 s), a scrape of `http://[::127.0.0.1]/`, a crawl pattern RE2 refuses
  *   (look-behind), and 2,000 embeddings inputs. Each must get its 4xx/5xx wire answer (or, for the staller, none
  *   before it gives up); a connection reset or a 200 counts as an error.
+ * - Large-page crawls (1 loop, unless `--no-crawl`): a loopback site of 60 pages of 4-8 MB of
+ *   HTML text (`test/engines/web/large-site.ts`); each round crawls it through `/v2/crawl`
+ *   (limit 61), polling the first batch every 500 ms and then paging through every `next`,
+ *   then through `/v1/crawl`, cancelled once 6 pages are in. A round must see every page, no
+ *   status response over 10.1 MiB, and an empty status after the cancel. The server then runs
+ *   with `--allow-private` (the site is on loopback), so the `[::127.0.0.1]` scrape is refused
+ *   by the connection (nothing listens on port 80) instead of the address policy.
  *
  * Reports requests served (good, hostile), latency of the good ones (p50, p99, max), errors,
  * and the peak RSS of the server process and of its process tree (server plus extraction
@@ -25,6 +32,7 @@ import * as http from "node:http"
 import { loadavg } from "node:os"
 import { basename, join } from "node:path"
 import { packageRoot, sharedPath } from "../src/internal/shared.js"
+import { type LargeSite, startLargeSite } from "../test/engines/web/large-site.js"
 import { resultsPath, runInfo, writeReport } from "./internal/results.js"
 
 // =============================================================================
@@ -46,6 +54,8 @@ const extractTimeoutMs = Number(flag("extract-timeout-ms") ?? "10000") || 10_000
 const goodGiveUpMs = 60_000
 const goodLoops = 4
 const hostileLoops = 2
+/** The large-page crawl load (one loop). */
+const crawlLoad = !process.argv.includes("--no-crawl")
 
 const round = (x: number, digits = 1) => Math.round(x * 10 ** digits) / 10 ** digits
 const percentile = (xs: ReadonlyArray<number>, p: number) => {
@@ -62,7 +72,7 @@ const startServe = (): Promise<{ url: string; child: ChildProcess }> =>
     const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("EFFECT_RAG_")))
     const child = spawn(
       process.execPath,
-      ["--import", "tsx", join(packageRoot(), "src/cli/main.ts"), "serve", "--port", "0", "--embedder", embedder, "--extract-timeout-ms", String(extractTimeoutMs)],
+      ["--import", "tsx", join(packageRoot(), "src/cli/main.ts"), "serve", "--port", "0", "--embedder", embedder, "--extract-timeout-ms", String(extractTimeoutMs), ...(crawlLoad ? ["--allow-private"] : [])],
       { env: { ...env, NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] }
     )
     let out = ""
@@ -239,11 +249,92 @@ const hostile: Array<Kind> = [
 ]
 
 // =============================================================================
+// Large-page crawls
+// =============================================================================
+
+/** Bytes of pages in one status response (the default `--crawl-page-bytes`) and the record around them. */
+const statusBound = 10 * 1024 * 1024 + 64 * 1024
+
+interface CrawlTally {
+  rounds: number
+  errors: number
+  pagesRead: number
+  markdownBytes: number
+  statusResponses: number
+  largestStatusBytes: number
+  readonly problems: Array<string>
+}
+const crawlTally: CrawlTally = { rounds: 0, errors: 0, pagesRead: 0, markdownBytes: 0, statusResponses: 0, largestStatusBytes: 0, problems: [] }
+
+interface Status {
+  readonly status: string
+  readonly total: number
+  readonly completed: number
+  readonly next?: string
+  readonly data: ReadonlyArray<{ markdown?: string; metadata: { sourceURL?: string } }>
+}
+
+const statusOf = async (link: string): Promise<Status> => {
+  const a = await request(link, "GET", {}, undefined)
+  if (a.status !== 200) throw new Error(`GET ${link}: ${a.status} ${a.body.slice(0, 200)}`)
+  const bytes = Buffer.byteLength(a.body)
+  crawlTally.statusResponses++
+  crawlTally.largestStatusBytes = Math.max(crawlTally.largestStatusBytes, bytes)
+  if (bytes > statusBound) throw new Error(`a status response of ${bytes} bytes`)
+  return JSON.parse(a.body) as Status
+}
+
+const startCrawl = async (url: string, path: string, site: LargeSite): Promise<string> => {
+  const a = await request(`${url}${path}`, "POST", json, once(encoder.encode(JSON.stringify({ url: site.start, limit: site.pages + 1 }))))
+  if (a.status !== 200) throw new Error(`POST ${path}: ${a.status} ${a.body.slice(0, 200)}`)
+  return (JSON.parse(a.body) as { id: string }).id
+}
+
+/** One round: a v2 crawl read to the end, a v1 crawl cancelled midway. */
+const crawlRound = async (url: string, site: LargeSite) => {
+  const v2 = await startCrawl(url, "/v2/crawl", site)
+  let first = await statusOf(`${url}/v2/crawl/${v2}`)
+  while (first.status === "scraping") {
+    await new Promise((r) => setTimeout(r, 500))
+    first = await statusOf(`${url}/v2/crawl/${v2}`)
+  }
+  const seen = new Set<string>()
+  for (let page: Status | undefined = first; page !== undefined; page = page.next === undefined ? undefined : await statusOf(page.next)) {
+    for (const d of page.data) {
+      seen.add(d.metadata.sourceURL ?? "")
+      crawlTally.markdownBytes += d.markdown?.length ?? 0
+    }
+  }
+  crawlTally.pagesRead += seen.size
+  if (first.status !== "completed" || seen.size !== site.pages + 1) throw new Error(`v2 crawl ${first.status} with ${seen.size} pages`)
+  const v1 = await startCrawl(url, "/v1/crawl", site)
+  for (let s = await statusOf(`${url}/v1/crawl/${v1}`); s.status === "scraping" && s.total < 6; s = await statusOf(`${url}/v1/crawl/${v1}`)) {
+    await new Promise((r) => setTimeout(r, 500))
+  }
+  await request(`${url}/v1/crawl/${v1}`, "DELETE", {}, undefined)
+  const after = await statusOf(`${url}/v1/crawl/${v1}`)
+  if (after.status !== "cancelled" || after.data.length > 0) throw new Error(`v1 crawl after cancel: ${after.status}, ${after.data.length} pages`)
+}
+
+const crawlLoop = async (url: string, site: LargeSite) => {
+  while (Date.now() < deadline) {
+    try {
+      await crawlRound(url, site)
+      crawlTally.rounds++
+    } catch (e) {
+      crawlTally.errors++
+      crawlTally.problems.push(String(e))
+    }
+  }
+}
+
+// =============================================================================
 // Main
 // =============================================================================
 
 const loadStart = loadavg().map((x) => round(x, 2))
-console.log(`bench:server --soak: ${seconds} s of ${goodLoops} good and ${hostileLoops} hostile client loops against effect-rag serve --embedder ${embedder} --extract-timeout-ms ${extractTimeoutMs}; load average at start ${loadStart.join(" ")}`)
+console.log(`bench:server --soak: ${seconds} s of ${goodLoops} good and ${hostileLoops} hostile client loops${crawlLoad ? " and 1 large-page crawl loop" : ""} against effect-rag serve --embedder ${embedder} --extract-timeout-ms ${extractTimeoutMs}${crawlLoad ? " --allow-private" : ""}; load average at start ${loadStart.join(" ")}`)
+const site = crawlLoad ? await startLargeSite({ pages: 60 }) : undefined
 const { child, url } = await startServe()
 const pid = child.pid!
 const models = JSON.parse((await request(`${url}/v1/models`, "GET", {}, undefined)).body) as { data: Array<unknown> }
@@ -291,13 +382,15 @@ const loop = async (kinds: ReadonlyArray<Kind>, t: Tally, offset: number) => {
 const started = performance.now()
 await Promise.all([
   ...Array.from({ length: goodLoops }, (_, i) => loop(goodKinds, goodTally, i)),
-  ...Array.from({ length: hostileLoops }, (_, i) => loop(hostile, hostileTally, i * 5))
+  ...Array.from({ length: hostileLoops }, (_, i) => loop(hostile, hostileTally, i * 5)),
+  ...(site !== undefined ? [crawlLoop(url, site)] : [])
 ])
 const wallSeconds = round((performance.now() - started) / 1000, 1)
 clearInterval(sampler)
 const serverPeakMiB = round(memoryOf(pid).peak / 1024, 0)
 const alive = await request(`${url}/v1/models`, "GET", {}, undefined).then(ok, () => false)
 child.kill("SIGTERM")
+await site?.close()
 const loadEnd = loadavg().map((x) => round(x, 2))
 
 const good99 = round(percentile(goodTally.latencies, 0.99), 1)
@@ -318,6 +411,14 @@ const byKind = (t: Tally) =>
   Object.fromEntries([...t.latenciesByKind].map(([k, ms]) => [k, { n: ms.length, p50Ms: round(percentile(ms, 0.5), 1), maxMs: round(Math.max(...ms), 1) }]))
 console.log("\nper kind (n, p50 ms, max ms):")
 for (const [k, v] of Object.entries({ ...byKind(goodTally), ...byKind(hostileTally) })) console.log(`  ${k}: ${v.n}, ${v.p50Ms}, ${v.maxMs}`)
+if (site !== undefined) {
+  console.log(
+    `\nlarge-page crawls: ${crawlTally.rounds} rounds finished, ${crawlTally.errors} failed; ${crawlTally.pagesRead} pages read ` +
+      `(${round(crawlTally.markdownBytes / 1e6, 0)} MB of Markdown) in ${crawlTally.statusResponses} status responses, ` +
+      `the largest ${round(crawlTally.largestStatusBytes / 1048576, 2)} MiB`
+  )
+  for (const p of crawlTally.problems.slice(0, 5)) console.log(`  crawl error: ${p}`)
+}
 if (goodTally.errorsByKind.size + hostileTally.errorsByKind.size > 0) {
   console.log(`errors by kind: ${JSON.stringify(Object.fromEntries([...goodTally.errorsByKind, ...hostileTally.errorsByKind]))}`)
 }
@@ -346,8 +447,20 @@ const out = writeReport(resultsPath("server-soak"), {
     byKind: byKind(hostileTally),
     errorsByKind: Object.fromEntries(hostileTally.errorsByKind)
   },
+  crawl: site === undefined
+    ? null
+    : {
+      site: `${site.pages} pages of 4-8 MB of HTML text on loopback`,
+      rounds: crawlTally.rounds,
+      errors: crawlTally.errors,
+      pagesRead: crawlTally.pagesRead,
+      markdownMB: round(crawlTally.markdownBytes / 1e6, 0),
+      statusResponses: crawlTally.statusResponses,
+      largestStatusMiB: round(crawlTally.largestStatusBytes / 1048576, 2),
+      problems: crawlTally.problems.slice(0, 5)
+    },
   serverAliveAtEnd: alive,
   peakRssMiB: { server: serverPeakMiB, serverAndExtractionProcesses: round(treePeakKiB / 1024, 0) }
 })
 console.log(`wrote ${out}`)
-process.exit(alive && goodTally.errors === 0 ? 0 : 1)
+process.exit(alive && goodTally.errors === 0 && crawlTally.errors === 0 ? 0 : 1)

@@ -14,21 +14,26 @@
  *   (raised to the site's `Crawl-delay`), a per-page time-out and body cap. A failed page, and
  *   a page that answered 4xx/5xx, is recorded (status code and `metadata.error`, no content) and
  *   the job goes on. {@link Service.crawlWith} takes the other depth models (Firecrawl v1 path
- *   depth, v2 discovery depth) and the sitemap mode. Jobs live in memory: a background fiber in
- *   the layer's scope, interrupted by `cancel` and when the scope closes.
+ *   depth, v2 discovery depth) and the sitemap mode. A job is a background fiber in the layer's
+ *   scope, interrupted by `cancel` and when the scope closes. Its pages are not kept in memory:
+ *   each is written to the job's spill file as it is scraped (a folder of the layer's scope,
+ *   `spillDir`) and read back when a status request asks for it; `cancel` and expiry delete
+ *   them.
  * - **map**: the site's links, from its sitemaps and from a few of its pages, without those
  *   robots.txt disallows (unless `respectRobots: false`).
  * - **safety**: only http and https; private, loopback and link-local destinations refused
  *   unless allowed (`allowPrivate`, `allowHosts`), checked on the resolved address of every
  *   connection and every redirect hop; bodies and redirects capped.
  *
- * Pagination: a job record holds at most `pageSize` pages; `next` is
- * `local://crawl/{id}?skip={n}`, which {@link Web.Service.crawlStatus} accepts in place of an
- * id and {@link Web.Service.crawlPages} follows.
+ * Pagination: a job record holds at most `pageSize` pages and at most `pageBytes` bytes of
+ * pages (their JSON); `next` is `local://crawl/{id}?skip={n}`, which
+ * {@link Web.Service.crawlStatus} accepts in place of an id and {@link Web.Service.crawlPages}
+ * follows. A page whose JSON alone is over `pageBytes` is recorded as a failed page (its
+ * `metadata.error` says `page_too_large`), never served.
  *
  * @since 0.1.0
  */
-import { Cause, Chunk, Clock, Context, Deferred, Duration, Effect, Exit, Fiber, Layer, Option, Scope, Stream } from "effect"
+import { Cause, Chunk, Clock, Context, Deferred, Duration, Effect, Exit, Fiber, Layer, Option, Schedule, Scope, Stream } from "effect"
 import * as Upload from "../api/Upload.js"
 import { endpointOf, type WebOperation } from "../api/internal/routes.js"
 import * as Web from "../api/Web.js"
@@ -42,6 +47,7 @@ import {
   makeAgents
 } from "./internal/web/fetcher.js"
 import { decodePage, invalidSelector, isHtml, processHtml } from "./internal/web/html.js"
+import { type Job, makeStore } from "./internal/web/jobs.js"
 import * as Robots from "./internal/web/robots.js"
 import { parseSitemap } from "./internal/web/sitemap.js"
 import { precheck, type Policy } from "./internal/web/ssrf.js"
@@ -81,6 +87,17 @@ export interface Options {
   readonly respectRobots?: boolean | undefined
   /** Pages per crawl job record; more pages are behind `next` (default 100). */
   readonly pageSize?: number | undefined
+  /**
+   * Bytes of pages (their JSON) per crawl job record; more pages are behind `next` (default
+   * 10 MiB, as Firecrawl pages its status). A page whose JSON alone is larger is recorded as a
+   * failed page with the reason `page_too_large`.
+   */
+  readonly pageBytes?: number | undefined
+  /**
+   * Where crawl pages are written while their job is kept: a folder made inside this one when
+   * the layer starts and removed when it is released (default the OS temp folder).
+   */
+  readonly spillDir?: string | undefined
   /** `maxDepth` of a crawl that does not set it (default 10). */
   readonly defaultMaxDepth?: number | undefined
   /** `limit` of a crawl that does not set it (default 1000). */
@@ -95,6 +112,12 @@ export interface Options {
 
 /** The `maxDepth` (link hops) of a crawl that does not set one, unless `Options.defaultMaxDepth` says otherwise. */
 export const defaultMaxDepth = 10
+
+/** The `limit` of a crawl that does not set it, unless `Options.defaultLimit` says otherwise. */
+export const defaultLimit = 1000
+
+/** The bytes of pages per crawl job record, unless `Options.pageBytes` says otherwise (10 MiB). */
+export const defaultPageBytes = 10 * 1024 * 1024
 
 /** The default `User-Agent`. */
 export const defaultUserAgent = "effect-rag/0.1 (local web engine)"
@@ -116,6 +139,8 @@ interface Settings {
   readonly maxRedirects: number
   readonly respectRobots: boolean
   readonly pageSize: number
+  readonly pageBytes: number
+  readonly spillDir: string | undefined
   readonly defaultMaxDepth: number
   readonly defaultLimit: number
   readonly mapMaxPages: number
@@ -135,8 +160,10 @@ const settingsOf = (o: Options): Settings => ({
   maxRedirects: o.maxRedirects ?? 5,
   respectRobots: o.respectRobots ?? true,
   pageSize: Math.max(1, o.pageSize ?? 100),
+  pageBytes: Math.max(1024, o.pageBytes ?? defaultPageBytes),
+  spillDir: o.spillDir,
   defaultMaxDepth: o.defaultMaxDepth ?? defaultMaxDepth,
-  defaultLimit: o.defaultLimit ?? 1000,
+  defaultLimit: o.defaultLimit ?? defaultLimit,
   mapMaxPages: o.mapMaxPages ?? 10,
   maxSitemaps: o.maxSitemaps ?? 20,
   retentionMs: Duration.toMillis(o.retention ?? Duration.hours(24))
@@ -202,8 +229,11 @@ export interface Service extends Web.Service {
   readonly crawlWith: (request: Web.CrawlRequest, scope: CrawlScope) => Effect.Effect<Web.CrawlStarted, RagError.ApiError>
   /**
    * Scrapes a list of pages as one background job, read like a crawl job (`crawlStatus`,
-   * `crawlPages`, `waitForCrawl`, `cancel`), pages in the order of `urls`. Every URL is
-   * checked first: one that is not http(s) or not allowed fails the call (`BadRequest`).
+   * `crawlPages`, `waitForCrawl`, `cancel`), pages in the order of `urls`. A URL that is not
+   * http(s) fails the call (`BadRequest`, `invalid_url`); one the address policy refuses (a
+   * private or loopback host) is a failed page of the job (`metadata.error`, `blocked`), and
+   * the other URLs are scraped. When the policy refuses every URL, the call fails
+   * (`BadRequest`, `blocked`).
    */
   readonly batchScrape: (
     urls: ReadonlyArray<string>,
@@ -214,6 +244,8 @@ export interface Service extends Web.Service {
    * (the sitemap's URLs and the start URL, no page read); `request.ignoreSitemap` is not read.
    */
   readonly mapWith: (request: Web.MapRequest, sitemap: SitemapMode) => Effect.Effect<Web.MapResponse, RagError.ApiError>
+  /** How many crawl and batch jobs are running now (the server caps them). */
+  readonly running: Effect.Effect<number>
 }
 
 /** The local web engine's own Tag (the layer provides it beside {@link Web.Web}). */
@@ -276,20 +308,6 @@ const extractionError = (op: WebOperation, e: Upload.UploadError): RagError.ApiE
 // =============================================================================
 // Jobs
 // =============================================================================
-
-interface Job {
-  readonly id: string
-  readonly url: string
-  status: Web.CrawlStatus
-  readonly pages: Array<Web.CrawlPage>
-  total: number
-  completed: number
-  error: string | undefined
-  expiresAt: number
-  finished: boolean
-  fiber: Fiber.RuntimeFiber<void, never> | undefined
-  readonly done: Deferred.Deferred<void>
-}
 
 /** The `next` cursor of a job record. */
 export const nextCursor = (id: string, skip: number): string => `local://crawl/${encodeURIComponent(id)}?skip=${skip}`
@@ -363,7 +381,8 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, Scope
     const upload = yield* Upload.Upload
     const scope = yield* Effect.scope
     const agents: Agents = yield* Effect.acquireRelease(Effect.sync(makeAgents), (a) => Effect.sync(() => destroyAgents(a)))
-    const jobs = new Map<string, Job>()
+    const store = yield* makeStore({ dir: s.spillDir, pageSize: s.pageSize, pageBytes: s.pageBytes })
+    const jobs = store.jobs
     // per host: the earliest time the next request may start
     const nextStart = new Map<string, number>()
     // per host: the robots.txt Crawl-delay (ms), once read
@@ -591,11 +610,43 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, Scope
     // Crawl
     // ---------------------------------------------------------------------------
 
-    /** Drops finished jobs past their expiry. */
+    /** Drops finished jobs past their expiry, with their spilled pages. */
     const sweep = Effect.flatMap(Clock.currentTimeMillis, (now) =>
-      Effect.sync(() => {
-        for (const [id, job] of jobs) if (job.finished && job.expiresAt < now) jobs.delete(id)
-      }))
+      Effect.forEach(
+        [...jobs.values()].filter((job) => job.finished && job.expiresAt < now),
+        store.remove,
+        { discard: true }
+      ))
+    // expired jobs go even when nobody calls the engine
+    yield* sweep.pipe(Effect.repeat(Schedule.spaced("1 minute")), Effect.interruptible, Effect.forkIn(scope))
+
+    /**
+     * Records a page of a job (in `slot`, else the next one): written to the job's spill file.
+     * A page over `pageBytes` is recorded as a failed page instead (the result is then false);
+     * a page that cannot be written fails the job.
+     */
+    const recordPage = (job: Job, page: Web.CrawlPage, slot?: number): Effect.Effect<boolean, string> =>
+      store.record(job, page, slot).pipe(
+        Effect.as(true),
+        Effect.catchAll((e) => {
+          if (e._tag === "SpillFailed") return Effect.fail(e.message)
+          const sourceURL = page.metadata.sourceURL ?? ""
+          const tooLarge = new RagError.PayloadTooLarge({
+            endpoint: `GET ${sourceURL}`,
+            message: `page_too_large: the page is ${e.bytes} bytes as JSON, over the ${e.limit} bytes of one crawl status batch (pageBytes, the LocalWeb option)`,
+            code: "page_too_large",
+            limit: e.limit
+          })
+          return store.record(
+            job,
+            failedPage(sourceURL, new PageFailure(tooLarge, page.metadata.statusCode, page.metadata.url ?? sourceURL)),
+            slot
+          ).pipe(
+            Effect.as(false),
+            Effect.catchAll((e2) => Effect.fail(e2._tag === "SpillFailed" ? e2.message : "a failed page is too large"))
+          )
+        })
+      )
 
     const failedPage = (sourceURL: string, f: PageFailure): Web.CrawlPage => ({
       metadata: {
@@ -681,39 +732,43 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, Scope
             (url) =>
               scrapePage("crawlStart", url, { ...request.scrapeOptions, sourceURL: url }).pipe(
                 Effect.either,
-                Effect.map((result): ReadonlyArray<string> => {
+                Effect.flatMap((result): Effect.Effect<ReadonlyArray<string>, string> => {
                   const keep = recorded(url)
                   if (result._tag === "Left") {
-                    if (keep) {
-                      job.pages.push(failedPage(url, result.left))
-                      job.total++
-                    }
-                    return []
+                    if (!keep) return Effect.succeed([])
+                    job.total++
+                    return Effect.as(recordPage(job, failedPage(url, result.left)), [])
                   }
                   const finalKey = keyOf(new URL(result.right.finalUrl))
-                  if (finalKey !== keyOf(new URL(url)) && seen.has(finalKey)) return [] // a redirect to a page already taken
+                  if (finalKey !== keyOf(new URL(url)) && seen.has(finalKey)) return Effect.succeed([]) // a redirect to a page already taken
                   seen.add(finalKey)
                   const status = result.right.page.metadata.statusCode ?? 200
                   if (status >= 400) {
                     // reported with its status, never as a document
-                    if (keep) {
-                      job.total++
-                      job.pages.push(
+                    if (!keep) return Effect.succeed([])
+                    job.total++
+                    return Effect.as(
+                      recordPage(
+                        job,
                         failedPage(url, new PageFailure(
                           new RagError.UnexpectedStatus({ endpoint: `GET ${url}`, message: `HTTP ${status}`, status }),
                           status,
                           result.right.finalUrl
                         ))
-                      )
-                    }
-                    return []
+                      ),
+                      []
+                    )
                   }
-                  if (keep) {
-                    job.total++
-                    job.completed++
-                    job.pages.push(result.right.page)
-                  }
-                  return result.right.links
+                  const { links, page } = result.right
+                  if (!keep) return Effect.succeed(links)
+                  job.total++
+                  return recordPage(job, page).pipe(
+                    // counted as completed only when it is served (not refused as too large)
+                    Effect.map((served) => {
+                      if (served) job.completed++
+                      return links
+                    })
+                  )
                 })
               ),
             { concurrency: s.concurrency }
@@ -768,24 +823,7 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, Scope
 
     /** A new job record, registered. */
     const newJob = (url: string) =>
-      Effect.gen(function*() {
-        const now = yield* Clock.currentTimeMillis
-        const job: Job = {
-          id: crypto.randomUUID(),
-          url,
-          status: "scraping",
-          pages: [],
-          total: 0,
-          completed: 0,
-          error: undefined,
-          expiresAt: now + s.retentionMs,
-          finished: false,
-          fiber: undefined,
-          done: yield* Deferred.make<void>()
-        }
-        jobs.set(job.id, job)
-        return job
-      })
+      Effect.flatMap(Clock.currentTimeMillis, (now) => store.create(url, now + s.retentionMs))
 
     /** Runs a job's work in the background (in the layer's scope); its end sets the job's status. */
     const runJob = (job: Job, work: Effect.Effect<void, string>) =>
@@ -803,7 +841,11 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, Scope
                 job.status = "failed"
                 job.error = Option.getOrElse(Cause.failureOption(exit.cause), () => Cause.pretty(exit.cause))
               }
-              return Deferred.succeed(job.done, undefined)
+              // a cancelled job's pages are released at once; the others' when they expire
+              return store.seal(job).pipe(
+                Effect.zipRight(job.status === "cancelled" ? store.free(job) : Effect.void),
+                Effect.zipRight(Deferred.succeed(job.done, undefined))
+              )
             }))
         job.fiber = yield* work.pipe(
           Effect.onExit(finish),
@@ -821,34 +863,53 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, Scope
       yield* sweep
       const invalid = checkScrapeOptions("scrape", options)
       if (invalid) return yield* invalid
-      const targets: Array<string> = []
+      const targets: Array<URL> = []
       for (const input of urls) {
-        const url = yield* precheckUrl("scrape", input)
+        const url = parseHttpUrl(input)
+        if (url === undefined) {
+          return yield* new RagError.BadRequest({ endpoint: endpoint("scrape"), message: `not an http(s) URL: ${input}`, code: "invalid_url" })
+        }
         url.hash = ""
-        targets.push(url.href)
+        targets.push(url)
       }
-      const job = yield* newJob(targets[0] ?? "")
+      // the address policy, once per host: a refused URL is a failed page and the others are
+      // scraped; a batch of refused URLs only is refused as a scrape of one is
+      const hosts = [...new Set(targets.map((t) => t.hostname))]
+      const refusals = new Map<string, RagError.BadRequest>()
+      yield* Effect.forEach(
+        hosts,
+        (host) =>
+          Effect.promise(() => precheck(s.policy, host)).pipe(Effect.map((refusal) => {
+            if (refusal !== undefined) {
+              refusals.set(host, new RagError.BadRequest({ endpoint: endpoint("scrape"), message: refusal.message, code: "blocked" }))
+            }
+          })),
+        { concurrency: 8, discard: true }
+      )
+      if (refusals.size === hosts.length && hosts.length > 0) return yield* refusals.get(hosts[0]!)!
+      const job = yield* newJob(targets[0]?.href ?? "")
+      // one slot per URL: pages in the order of the request, whatever order they finish in
+      store.reserve(job, targets.length)
       const run = Effect.forEach(
         targets,
-        (url) =>
-          scrapePage("scrape", url, { ...options, sourceURL: url }).pipe(
+        (target, slot) => {
+          const url = target.href
+          const refusal = refusals.get(target.hostname)
+          const page = refusal === undefined
+            ? scrapePage("scrape", url, { ...options, sourceURL: url })
+            : Effect.fail(new PageFailure(refusal, undefined, undefined))
+          return page.pipe(
             Effect.either,
-            Effect.map((result) => ({ url, result }))
-          ),
-        { concurrency: s.concurrency }
-      ).pipe(
-        // pages in the order of the request, whatever order they finished in
-        Effect.map((results) => {
-          for (const { result, url } of results) {
-            job.total++
-            if (result._tag === "Left") {
-              job.pages.push(failedPage(url, result.left))
-              continue
-            }
-            job.completed++
-            job.pages.push(result.right.page)
-          }
-        })
+            Effect.flatMap((result) => {
+              job.total++
+              if (result._tag === "Left") return recordPage(job, failedPage(url, result.left), slot)
+              return Effect.map(recordPage(job, result.right.page, slot), (served) => {
+                if (served) job.completed++
+              })
+            })
+          )
+        },
+        { concurrency: s.concurrency, discard: true }
       )
       yield* runJob(job, run)
       return { success: true, id: job.id, url: job.url } satisfies Web.CrawlStarted as Web.CrawlStarted
@@ -862,23 +923,31 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, Scope
           : Effect.fail(new RagError.NotFound({ endpoint: endpoint(op), message: `no crawl job ${id}` }))
       })
 
-    const record = (job: Job, skip: number): Web.CrawlJob => {
-      const end = skip + s.pageSize
-      return {
-        status: job.status,
-        total: job.total,
-        completed: job.completed,
-        creditsUsed: job.completed,
-        expiresAt: new Date(job.expiresAt).toISOString(),
-        next: end < job.pages.length ? nextCursor(job.id, end) : null,
-        data: job.pages.slice(skip, end),
-        ...(job.error !== undefined ? { error: job.error } : {})
-      }
-    }
+    /** The job record with the batch of pages from `skip`, read back from the spill file. */
+    const record = (job: Job, skip: number): Effect.Effect<Web.CrawlJob, RagError.ApiError> =>
+      store.read(job, skip).pipe(
+        Effect.mapError((e) =>
+          new RagError.ServerError({
+            endpoint: endpoint("crawlStatus"),
+            message: `cannot read the pages of crawl job ${job.id}: ${e.message}`,
+            status: 500
+          })
+        ),
+        Effect.map((batch) => ({
+          status: job.status,
+          total: job.total,
+          completed: job.completed,
+          creditsUsed: job.completed,
+          expiresAt: new Date(job.expiresAt).toISOString(),
+          next: batch.next !== undefined ? nextCursor(job.id, batch.next) : null,
+          data: batch.pages,
+          ...(job.error !== undefined ? { error: job.error } : {})
+        }))
+      )
 
     const crawlStatus = (idOrNext: string): Effect.Effect<Web.CrawlJob, RagError.ApiError> => {
       const { id, skip } = parseCursor(idOrNext)
-      return Effect.map(findJob("crawlStatus", id), (job) => record(job, skip)).pipe(
+      return Effect.flatMap(findJob("crawlStatus", id), (job) => record(job, skip)).pipe(
         Effect.withSpan("LocalWeb.crawlStatus")
       )
     }
@@ -991,7 +1060,13 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, Scope
       return { success: true, links: links.slice(0, limit) } satisfies Web.MapResponse as Web.MapResponse
     })
 
-    return { crawl, crawlWith, batchScrape, crawlStatus, crawlPages, waitForCrawl, cancel, map, mapWith, scrape }
+    const running = Effect.sync(() => {
+      let n = 0
+      for (const job of jobs.values()) if (!job.finished) n++
+      return n
+    })
+
+    return { crawl, crawlWith, batchScrape, crawlStatus, crawlPages, waitForCrawl, cancel, map, mapWith, scrape, running }
   })
 
 /**

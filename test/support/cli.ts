@@ -71,7 +71,7 @@ export const runCli = (
 
 /** Starts `effect-rag serve --port 0 ...`; resolves with its URL once it listens. */
 export const startServe = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
-  new Promise<{ url: string; stop: () => Promise<number | null>; output: () => string }>((resolve, reject) => {
+  new Promise<{ url: string; pid: number; stop: () => Promise<number | null>; output: () => string }>((resolve, reject) => {
     const child = spawn(process.execPath, [...fromSource, "serve", "--port", "0", ...args], {
       cwd: repoRoot,
       env: cleanEnv(env),
@@ -89,6 +89,7 @@ export const startServe = (args: ReadonlyArray<string>, env: Record<string, stri
         clearTimeout(timer)
         resolve({
           url: m[1]!,
+          pid: child.pid!,
           output: () => out,
           stop: () =>
             new Promise((done) => {

@@ -82,6 +82,11 @@ const limitSpecs = {
   inputChars: ["max-input-chars", "characters of one embeddings input, rerank query or document (default 32768)"],
   modelTimeoutMs: ["model-timeout-ms", "time one embeddings or rerank call may take (ms) before a 504 (default 60000)"],
   uploadBytesInFlight: ["upload-memory-bytes", "upload bytes held in memory at once, across uploads (default 256 MiB); more: 503"],
+  crawlLimit: ["max-crawl-limit", "largest limit (pages) of one crawl (default 10000); more: 400"],
+  batchUrls: ["max-batch-urls", "URLs of one batch scrape (default 1000); more: 400"],
+  crawlJobs: ["max-crawl-jobs", "crawl and batch scrape jobs running at once (default 4); more: 429"],
+  echoChars: ["max-echo-chars", "characters of a URL or other input an error message quotes (default 1024)"],
+  crawlPageBytes: ["crawl-page-bytes", "bytes of pages (JSON) in one crawl status response, more behind next; a larger page is a failed page (default 10 MiB)"],
   maxConcurrentUploads: ["max-concurrent-uploads", "uploads extracted at once (default 4)"],
   extractTimeoutMs: ["extract-timeout-ms", "time one file's extraction (and chunking) may take (ms; default 120000)"],
   extractMemoryMb: ["extract-memory-mb", "heap limit of an extraction process in MiB (default 2048)"],
@@ -147,9 +152,13 @@ export const command = Command.make("serve", { host, port, embedder, reranker, a
       rerankDocuments: given(o.rerankDocuments),
       inputChars: given(o.inputChars),
       modelTimeoutMs: given(o.modelTimeoutMs),
-      uploadBytesInFlight: given(o.uploadBytesInFlight)
+      uploadBytesInFlight: given(o.uploadBytesInFlight),
+      crawlLimit: given(o.crawlLimit),
+      batchUrls: given(o.batchUrls),
+      crawlJobs: given(o.crawlJobs),
+      echoChars: given(o.echoChars)
     }
-    const badLimit = Object.entries({ ...limits, maxConcurrentUploads: given(o.maxConcurrentUploads), extractTimeoutMs: given(o.extractTimeoutMs), extractMemoryMb: given(o.extractMemoryMb), extractRecycleMb: given(o.extractRecycleMb) })
+    const badLimit = Object.entries({ ...limits, maxConcurrentUploads: given(o.maxConcurrentUploads), extractTimeoutMs: given(o.extractTimeoutMs), extractMemoryMb: given(o.extractMemoryMb), extractRecycleMb: given(o.extractRecycleMb), crawlPageBytes: given(o.crawlPageBytes) })
       .find(([, v]) => v !== undefined && v <= 0)
     if (badLimit !== undefined) {
       const [key, value] = badLimit as [keyof typeof limitSpecs, number]
@@ -200,7 +209,7 @@ export const command = Command.make("serve", { host, port, embedder, reranker, a
     const services = Layer.mergeAll(
       gatewayServices,
       // one document engine, shared by /upload and by the web engine (PDFs found while crawling)
-      LocalWeb.layer({ allowPrivate: o.allowPrivate }).pipe(Layer.provideMerge(documentEngine)),
+      LocalWeb.layer({ allowPrivate: o.allowPrivate, pageBytes: given(o.crawlPageBytes) }).pipe(Layer.provideMerge(documentEngine)),
       Option.isSome(upstream) ? Layer.empty : Models.layerList(models),
       e.embedder ? Layer.succeed(Embeddings.Embeddings, e.embedder.service) : Layer.empty,
       r.reranker ? Layer.succeed(Rerank.Rerank, r.reranker.service) : Layer.empty

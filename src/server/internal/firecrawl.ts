@@ -10,7 +10,7 @@
 import { HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Option, Schema } from "effect"
 import * as Web from "../../api/Web.js"
-import { badRequest, jsonBody, tcpUrl, type WireError } from "./wire.js"
+import { badRequest, clipped, jsonBody, tcpUrl, type WireError } from "./wire.js"
 
 /**
  * Whether a path is a Firecrawl path, served or not (its errors, 404 and 405 included, use
@@ -34,11 +34,14 @@ export const errorBody = (e: WireError) => ({
 export const errorResponse = (e: WireError): HttpServerResponse.HttpServerResponse =>
   HttpServerResponse.unsafeJson(errorBody(e), { status: e.status, headers: e.headers ?? {} })
 
-/** Runs a Firecrawl handler, answering its failures in the Firecrawl error body. */
+/**
+ * Runs a Firecrawl handler, answering its failures in the Firecrawl error body (quoting no
+ * more of the client's input than the `echoChars` limit allows).
+ */
 export const handle = <R>(
   effect: Effect.Effect<HttpServerResponse.HttpServerResponse, WireError, R>
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, never, R> =>
-  Effect.catchAll(effect, (e) => Effect.succeed(errorResponse(e)))
+  Effect.catchAll(effect, (e) => Effect.map(clipped(e), errorResponse))
 
 /** The request's idempotency key: `Idempotency-Key`, else the Firecrawl SDK's `x-idempotency-key`. */
 export const idempotencyKey: Effect.Effect<string | undefined, never, HttpServerRequest.HttpServerRequest> = Effect.map(

@@ -13,15 +13,26 @@
  * `url` is the job's status URL on this server (`/v1/batch/scrape/{id}` or
  * `/v2/batch/scrape/{id}`). A URL that is not http(s) is a 400 naming it, unless
  * `ignoreInvalidURLs` is true: then it is skipped and listed in `invalidURLs`, and a request
- * left with no URL is a 400. A retry with the same idempotency key gets the first job.
+ * left with no URL is a 400. A URL the engine's address policy refuses (private, loopback) is
+ * a failed page of the job, and the other URLs are scraped. A retry with the same idempotency
+ * key gets the first job.
+ *
+ * ## Caps
+ *
+ * What one request may make the engine do is capped by the server's limits (`limits.ts`),
+ * each refusal naming its `effect-rag serve` flag: a crawl's `limit` (`crawlLimit`; a crawl
+ * without one gets the engine's default, or the cap when that is lower), a batch's URLs
+ * (`batchUrls`), and the jobs running at once (`crawlJobs`: a start over it is a 429 with
+ * `Retry-After`, and a replayed start with a known idempotency key is not counted).
  */
 import { HttpServerResponse } from "@effect/platform"
-import { Effect, Schema } from "effect"
+import { Effect, Option, Schema } from "effect"
 import * as Web from "../../api/Web.js"
 import * as LocalWeb from "../../engines/LocalWeb.js"
 import * as Firecrawl from "./firecrawl.js"
+import { type Limits, named, ServerLimits } from "./limits.js"
 import * as State from "./state.js"
-import { fromError, serveTerms, service, type WireError } from "./wire.js"
+import { clipEcho, fromError, serveTerms, service, type WireError } from "./wire.js"
 
 /** The Firecrawl API versions. */
 export type Version = "v1" | "v2"
@@ -35,21 +46,81 @@ export const batchPath = (version: Version, id: string): string => `/${version}/
  * (`serveTerms`). The library's own record (`single` routing) keeps `next: null`.
  */
 export const record = (job: Web.CrawlJob, next: string | null) =>
-  Schema.encode(Web.CrawlJob)({ ...inServeTerms(job), next }).pipe(
-    Effect.orDie, // our own values always encode
-    Effect.map(({ next, ...rest }) => ({ success: true, ...rest, ...(next === null ? {} : { next }) }))
-  )
+  Effect.flatMap(ServerLimits, (limits) =>
+    Schema.encode(Web.CrawlJob)({ ...inServeTerms(job, limits.echoChars), next }).pipe(
+      Effect.orDie, // our own values always encode
+      Effect.map(({ next, ...rest }) => ({ success: true, ...rest, ...(next === null ? {} : { next }) }))
+    ))
 
-/** A job whose failed pages' reasons are in the server's terms. */
-export const inServeTerms = (job: Web.CrawlJob): Web.CrawlJob =>
-  job.data.some((page) => page.metadata.error !== undefined)
-    ? {
-      ...job,
-      data: job.data.map((page) =>
-        page.metadata.error === undefined ? page : { ...page, metadata: { ...page.metadata, error: serveTerms(page.metadata.error) } }
-      )
-    }
-    : job
+/**
+ * A job whose reasons (the job's, its failed pages') are in the server's terms, quoting at
+ * most `echoChars` characters of a URL or other input.
+ */
+export const inServeTerms = (job: Web.CrawlJob, echoChars: number): Web.CrawlJob => {
+  const terms = (message: string) => clipEcho(serveTerms(message), echoChars)
+  const data = job.data.some((page) => page.metadata.error !== undefined)
+    ? job.data.map((page) =>
+      page.metadata.error === undefined ? page : { ...page, metadata: { ...page.metadata, error: terms(page.metadata.error) } }
+    )
+    : job.data
+  return { ...job, data, ...(job.error !== undefined ? { error: terms(job.error) } : {}) }
+}
+
+// =============================================================================
+// Caps
+// =============================================================================
+
+/** A 400 for a request over one of the web caps, naming it and its `effect-rag serve` flag. */
+const overCap = (endpoint: string, path: string, message: string, limit: keyof Limits): WireError => ({
+  status: 400,
+  message: `${endpoint}: invalid request at ${path}: ${message} (server limit ${named(limit)})`,
+  type: "invalid_request_error",
+  code: "limit_exceeded"
+})
+
+/**
+ * The `limit` a crawl runs with: the request's, refused over `crawlLimit`; without one, the
+ * engine's default or the cap when that is lower.
+ */
+export const crawlLimit = (endpoint: string, limit: number | undefined): Effect.Effect<number | undefined, WireError> =>
+  Effect.flatMap(ServerLimits, (limits) => {
+    if (limit === undefined) return Effect.succeed(limits.crawlLimit < LocalWeb.defaultLimit ? limits.crawlLimit : undefined)
+    return limit > limits.crawlLimit
+      ? Effect.fail(overCap(endpoint, "limit", `${limit} pages, more than ${limits.crawlLimit}`, "crawlLimit"))
+      : Effect.succeed(limit)
+  })
+
+/** Refuses a batch of more than `batchUrls` URLs. */
+export const batchSize = (endpoint: string, urls: number): Effect.Effect<void, WireError> =>
+  Effect.flatMap(ServerLimits, (limits) =>
+    urls > limits.batchUrls
+      ? Effect.fail(overCap(endpoint, "urls", `${urls} URLs, more than ${limits.batchUrls}`, "batchUrls"))
+      : Effect.void)
+
+/**
+ * Starts a job of the local web engine within `crawlJobs`: with as many jobs running, the
+ * start is a 429 (`too_many_jobs`, `Retry-After: 5`). Without the local engine (a remote web
+ * service behind the v1 routes) the start runs as it is.
+ */
+export const gated = <A, R>(endpoint: string, start: Effect.Effect<A, WireError, R>): Effect.Effect<A, WireError, R> =>
+  Effect.gen(function*() {
+    const local = yield* Effect.serviceOption(LocalWeb.LocalWeb)
+    if (Option.isNone(local)) return yield* start
+    const limits = yield* ServerLimits
+    return yield* State.jobStart(Effect.gen(function*() {
+      const running = yield* local.value.running
+      if (running >= limits.crawlJobs) {
+        return yield* Effect.fail<WireError>({
+          status: 429,
+          message: `${endpoint}: ${running} crawl and batch jobs are running, as many as this server runs at once (server limit ${named("crawlJobs")}); retry when one has finished, or cancel one`,
+          type: "rate_limit_error",
+          code: "too_many_jobs",
+          headers: { "retry-after": "5" }
+        })
+      }
+      return yield* start
+    }))
+  })
 
 // =============================================================================
 // Batch scrape start
@@ -81,6 +152,7 @@ export const batchScrapeStart = (version: Version) =>
     const engine = yield* service(LocalWeb.LocalWeb, endpoint, engineName)
     const { ignoreInvalidURLs, urls, ...rest } = yield* Firecrawl.decodeBody(endpoint, batchRequest(version), "batch")
     const { options } = yield* Firecrawl.engineOptions(endpoint, rest, true)
+    yield* batchSize(endpoint, urls.length)
     const invalidURLs = urls.filter((u) => !isHttp(u))
     if (invalidURLs.length > 0 && ignoreInvalidURLs !== true) {
       return yield* Effect.fail(invalid(endpoint, `invalid URLs ${invalidURLs.join(", ")} (set ignoreInvalidURLs to skip them)`))
@@ -88,8 +160,10 @@ export const batchScrapeStart = (version: Version) =>
     const valid = urls.filter(isHttp)
     if (valid.length === 0) return yield* Effect.fail(invalid(endpoint, "no valid URL"))
     const key = yield* Firecrawl.idempotencyKey
-    const job = yield* State.idempotent(`batchScrape.${version}`, key, engine.batchScrape(valid, options)).pipe(
-      Effect.mapError(fromError)
+    const job = yield* State.idempotent(
+      `batchScrape.${version}`,
+      key,
+      gated(endpoint, engine.batchScrape(valid, options).pipe(Effect.mapError(fromError)))
     )
     const origin = yield* Firecrawl.origin
     return HttpServerResponse.unsafeJson({

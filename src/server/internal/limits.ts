@@ -1,7 +1,8 @@
 /**
  * The server's limits on what one client can make it do: request body sizes per route, how
- * long a body may pause, JSON nesting, inputs per embeddings and rerank call, and how long
- * model work may take. `Server.layer` provides them from its options (`effect-rag serve` from
+ * long a body may pause, JSON nesting, inputs per embeddings and rerank call, how long model
+ * work may take, how much web work one request may start (a crawl's `limit`, a batch's URLs,
+ * jobs running at once) and how much of a client's input an error quotes. `Server.layer` provides them from its options (`effect-rag serve` from
  * its flags); without that, routes read the defaults. `docs/server.md` lists them.
  */
 import { Context } from "effect"
@@ -29,6 +30,20 @@ export interface Limits {
    * extraction. An upload that would go over is answered 503 with `Retry-After`. Default 256 MiB.
    */
   readonly uploadBytesInFlight: number
+  /** Largest `limit` of one crawl (v1, v2 and `single` routing); more is a 400. Default 10,000. */
+  readonly crawlLimit: number
+  /** URLs of one batch scrape (v1, v2); more is a 400. Default 1,000. */
+  readonly batchUrls: number
+  /**
+   * Crawl and batch scrape jobs of the local web engine running at once; a start over it is
+   * answered 429 with `Retry-After`. Default 4.
+   */
+  readonly crawlJobs: number
+  /**
+   * Characters of a client's input an error message quotes: a longer run of the message (a
+   * URL, a field's value) is cut to this many characters and its length said. Default 1,024.
+   */
+  readonly echoChars: number
 }
 
 /** The defaults. */
@@ -41,7 +56,11 @@ export const defaults: Limits = {
   rerankDocuments: 256,
   inputChars: 32_768,
   modelTimeoutMs: 60_000,
-  uploadBytesInFlight: 256 * 1024 * 1024
+  uploadBytesInFlight: 256 * 1024 * 1024,
+  crawlLimit: 10_000,
+  batchUrls: 1_000,
+  crawlJobs: 4,
+  echoChars: 1_024
 }
 
 /**
@@ -58,7 +77,11 @@ export const serveFlags: { readonly [K in keyof Limits]: string } = {
   rerankDocuments: "--max-rerank-documents",
   inputChars: "--max-input-chars",
   modelTimeoutMs: "--model-timeout-ms",
-  uploadBytesInFlight: "--upload-memory-bytes"
+  uploadBytesInFlight: "--upload-memory-bytes",
+  crawlLimit: "--max-crawl-limit",
+  batchUrls: "--max-batch-urls",
+  crawlJobs: "--max-crawl-jobs",
+  echoChars: "--max-echo-chars"
 }
 
 /** A limit as a refusal names it: `inputChars, effect-rag serve --max-input-chars`. */

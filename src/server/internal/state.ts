@@ -1,7 +1,8 @@
 /**
  * Per-server state that routes share: the bound on uploads being extracted at once (work, not
- * bodies still arriving), the budget of upload bytes held in memory, and the
- * `Idempotency-Key` replay of task-creating requests. `Server.layer` provides it; the routes
+ * bodies still arriving), the budget of upload bytes held in memory, the `Idempotency-Key`
+ * replay of task-creating requests, and the lock under which a crawl or batch start counts
+ * the running jobs. `Server.layer` provides it; the routes
  * look it up optionally, so `Server.app` also runs without it (no bound, no replay, the
  * default budget per request).
  */
@@ -56,6 +57,11 @@ export interface Service {
     key: string | undefined,
     effect: Effect.Effect<A, E, R>
   ) => Effect.Effect<A, E, R>
+  /**
+   * Runs a job start alone: no other start runs between its count of the running jobs and
+   * its own job's start, so two starts never both take the last place.
+   */
+  readonly jobStart: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 }
 
 /** The Tag. */
@@ -65,6 +71,7 @@ export class ServerState extends Context.Tag("effect-rag/server/ServerState")<Se
 export const make = (options: Options = {}, uploadBytesInFlight = defaults.uploadBytesInFlight): Effect.Effect<Service> =>
   Effect.gen(function*() {
     const uploads = yield* Effect.makeSemaphore(Math.max(1, options.maxConcurrentUploads ?? 4))
+    const starts = yield* Effect.makeSemaphore(1)
     const ttl = options.idempotencyTtlMs ?? 24 * 60 * 60 * 1000
     const capacity = Math.max(1, options.idempotencyEntries ?? 10_000)
     // insertion-ordered: the first entry is the oldest
@@ -96,7 +103,8 @@ export const make = (options: Options = {}, uploadBytesInFlight = defaults.uploa
     return {
       upload: uploads.withPermits(1),
       uploadBytes: budget(uploadBytesInFlight),
-      idempotent
+      idempotent,
+      jobStart: starts.withPermits(1)
     }
   })
 
@@ -116,3 +124,7 @@ export const idempotent = <A, E, R>(scope: string, key: string | undefined, effe
     Effect.serviceOption(ServerState),
     (state) => Option.isSome(state) ? state.value.idempotent(scope, key, effect) : effect
   )
+
+/** The state's job start lock, or a plain run. */
+export const jobStart = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(Effect.serviceOption(ServerState), (state) => Option.isSome(state) ? state.value.jobStart(effect) : effect)

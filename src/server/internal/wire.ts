@@ -9,7 +9,7 @@ import { type Context, Duration, Effect, Option, type ParseResult, Schema } from
 import { issuePath } from "../../api/internal/errors.js"
 import * as RagError from "../../RagError.js"
 import * as Body from "./body.js"
-import { ServerLimits } from "./limits.js"
+import { named, ServerLimits } from "./limits.js"
 
 /** A wire error: status, body and extra headers. */
 export interface WireError {
@@ -64,10 +64,36 @@ export const fromError = (e: RagError.ApiError | RagError.ExtractionError | RagE
  * left as it is.
  */
 export const serveTerms = (message: string): string =>
-  message.replace(
-    /\ballowPrivate or allowHosts\b(?!, the LocalWeb options)/g,
-    "allowPrivate or allowHosts, the LocalWeb options, or with effect-rag serve --allow-private"
+  message
+    .replace(
+      /\ballowPrivate or allowHosts\b(?!, the LocalWeb options)/g,
+      "allowPrivate or allowHosts, the LocalWeb options, or with effect-rag serve --allow-private"
+    )
+    .replace(/\(pageBytes, the LocalWeb option\)/g, "(pageBytes, the LocalWeb option, or effect-rag serve --crawl-page-bytes)")
+
+/**
+ * A message that quotes at most `chars` characters of any one run of it without white space
+ * (a URL, a field's value): a longer run is cut, its length said and the limit named. A
+ * message still longer than four such runs (a quoted value with spaces in it) is cut too.
+ * The message of a 900 KB URL stays about 1 KiB.
+ */
+export const clipEcho = (message: string, chars: number): string => {
+  if (message.length <= chars) return message
+  const limit = named("echoChars")
+  const runs = message.replace(
+    new RegExp(`\\S{${chars + 1},}`, "g"),
+    (run) => `${run.slice(0, chars)}… (${run.length} characters, cut at ${chars}: ${limit})`
   )
+  const most = 4 * chars + 512
+  return runs.length <= most ? runs : `${runs.slice(0, most)}… (a message of ${runs.length} characters, cut: ${limit})`
+}
+
+/** A wire error whose message quotes no more of the client's input than `echoChars` allows. */
+export const clipped = (e: WireError): Effect.Effect<WireError> =>
+  Effect.map(ServerLimits, (limits) => {
+    const message = clipEcho(e.message, limits.echoChars)
+    return message === e.message ? e : { ...e, message }
+  })
 
 const wireOf = (e: RagError.ApiError | RagError.ExtractionError | RagError.TaskFailed): WireError => {
   const code = "code" in e && typeof e.code === "string" ? e.code : null
@@ -178,7 +204,7 @@ export const jsonResponse = <A, I>(schema: Schema.Schema<A, I>, value: A, status
 export const handle = <R>(
   effect: Effect.Effect<HttpServerResponse.HttpServerResponse, WireError, R>
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, never, R> =>
-  Effect.catchAll(effect, (e) => Effect.succeed(errorResponse(e)))
+  Effect.catchAll(effect, (e) => Effect.map(clipped(e), errorResponse))
 
 /** The service of the Tag, or a 501 saying this server has none (no Tag requirement: the server serves what it was given). */
 export const service = <I, S>(tag: Context.Tag<I, S>, endpoint: string, what: string) =>

@@ -35,7 +35,9 @@
  *
  * ## Crawl pagination
  *
- * The engine's `next` value never reaches the client as it is. The server rewrites it into a
+ * How many pages one batch holds is the engine's: the local engine stops a batch at `pageSize`
+ * pages or `pageBytes` bytes of page JSON, whichever comes first (`docs/server.md`). The
+ * engine's `next` value never reaches the client as it is. The server rewrites it into a
  * link of its own, the status URL of the job on this server with the batch in the query:
  *
  * - `{origin}/v1/crawl/{id}?skip={n}` for a cursor of the local engine
@@ -61,6 +63,7 @@ import type { WebRouting } from "../../RagConfig.js"
 import * as LocalWeb from "../../engines/LocalWeb.js"
 import * as Firecrawl from "../internal/firecrawl.js"
 import * as Jobs from "../internal/jobs.js"
+import { ServerLimits } from "../internal/limits.js"
 import * as State from "../internal/state.js"
 import { badRequest, fromError, handle, jsonBody, jsonResponse, service, type WireError } from "../internal/wire.js"
 
@@ -208,7 +211,9 @@ const v1DefaultMaxDepth = 10
  */
 const v1Crawl = (endpoint: string, web: Web.Service) =>
   Effect.gen(function*() {
-    const request = yield* Firecrawl.decodeBody(endpoint, V1CrawlRequest, "job")
+    const decoded = yield* Firecrawl.decodeBody(endpoint, V1CrawlRequest, "job")
+    const limit = yield* Jobs.crawlLimit(endpoint, decoded.limit)
+    const request = { ...decoded, ...(limit !== undefined ? { limit } : {}) }
     const local = yield* Effect.serviceOption(LocalWeb.LocalWeb)
     if (Option.isNone(local)) return web.crawl(request)
     return local.value.crawlWith(request, {
@@ -228,10 +233,14 @@ const crawlStart = (routing: WebRouting, fields: Fields) =>
     const web = yield* service(Web.Web, endpoint, webEngine)
     const start = routing === "firecrawl"
       ? yield* v1Crawl(endpoint, web)
-      : web.crawl(yield* fields(endpoint, Web.CrawlRequest))
+      : yield* Effect.gen(function*() {
+        const request = yield* fields(endpoint, Web.CrawlRequest)
+        const limit = yield* Jobs.crawlLimit(endpoint, request.limit)
+        return web.crawl({ ...request, ...(limit !== undefined ? { limit } : {}) })
+      })
     // a retry of the same call (same Idempotency-Key) gets the first job, not a second one
     const key = yield* Firecrawl.idempotencyKey
-    const started = yield* State.idempotent("crawlStart", key, start).pipe(Effect.mapError(fromError))
+    const started = yield* State.idempotent("crawlStart", key, Jobs.gated(endpoint, Effect.mapError(start, fromError)))
     const base = yield* Firecrawl.origin
     return yield* jsonResponse(Web.CrawlStarted, { ...started, url: `${base}${statusPath(started.id)}` })
   })
@@ -255,7 +264,10 @@ const crawlStatus = (routing: WebRouting, id: string, batch: BatchOf, kind: JobK
     const job = yield* web.crawlStatus(cursor).pipe(Effect.mapError(fromError))
     const base = yield* Firecrawl.origin
     const next = job.next === null || job.next === "" ? null : nextLink(base, id, job.next, kind)
-    if (routing === "single") return yield* jsonResponse(Web.CrawlJob, { ...Jobs.inServeTerms(job), next })
+    if (routing === "single") {
+      const limits = yield* ServerLimits
+      return yield* jsonResponse(Web.CrawlJob, { ...Jobs.inServeTerms(job, limits.echoChars), next })
+    }
     return HttpServerResponse.unsafeJson(yield* Jobs.record(job, next))
   })
 

@@ -100,13 +100,14 @@ const crawl = Effect.gen(function*() {
   const engine = yield* service(LocalWeb.LocalWeb, endpoint, engineName)
   const request = yield* Firecrawl.decodeBody(endpoint, CrawlRequest, "job")
   const { options } = yield* Firecrawl.engineOptions(endpoint, request.scrapeOptions, true)
+  const limit = yield* Jobs.crawlLimit(endpoint, request.limit)
   const key = yield* Firecrawl.idempotencyKey
   const start = engine.crawlWith(
     {
       url: request.url,
       ...(request.includePaths !== undefined ? { includePaths: request.includePaths } : {}),
       ...(request.excludePaths !== undefined ? { excludePaths: request.excludePaths } : {}),
-      ...(request.limit !== undefined ? { limit: request.limit } : {}),
+      ...(limit !== undefined ? { limit } : {}),
       scrapeOptions: options
     },
     {
@@ -118,7 +119,7 @@ const crawl = Effect.gen(function*() {
       ignoreQueryParameters: request.ignoreQueryParameters
     }
   )
-  const job = yield* State.idempotent("crawlStart.v2", key, start).pipe(Effect.mapError(fromError))
+  const job = yield* State.idempotent("crawlStart.v2", key, Jobs.gated(endpoint, Effect.mapError(start, fromError)))
   return yield* started("crawl", job)
 })
 
