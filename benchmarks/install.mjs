@@ -52,8 +52,9 @@ const rows = [
   // 0.3 there, whose core conflicts with community 1.x): the 1.x line is named, as a user then does
   { name: "langchain + @langchain/community", packages: ["langchain@^1", "@langchain/community@^1", "@langchain/core@^1"] },
   {
+    // @langchain/community 1.x takes LanceDB ^0.19.1 as its optional peer
     name: "the same + LanceDB + PDF and DOCX loaders",
-    packages: ["langchain@^1", "@langchain/community@^1", "@langchain/core@^1", "@lancedb/lancedb@~0.37.1", "apache-arrow@18.1.0", "pdf-parse", "mammoth"]
+    packages: ["langchain@^1", "@langchain/community@^1", "@langchain/core@^1", "@lancedb/lancedb@^0.19.1", "apache-arrow@^18", "pdf-parse", "mammoth"]
   },
   { name: "llamaindex", packages: ["llamaindex"] }
 ]
