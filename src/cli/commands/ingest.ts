@@ -17,7 +17,10 @@
  *   SIGTERM (the documents in flight are abandoned; the summary says what was done). Pages a
  *   `--site` crawl found broken (4xx/5xx) are listed in the summary (`brokenPages`), not
  *   failures: they do not make the run partial; the site's start page, a URL source or a page
- *   that could not be read is a failure.
+ *   that could not be read is a failure. Special files of a folder (FIFOs, sockets, devices,
+ *   links to them) are skipped unopened and listed (`ignored`), not failures.
+ * - Names and messages are printed with control characters escaped (`Shared.printable`);
+ *   `--json` escapes DEL, C1 and bidi controls too (`Shared.jsonText`).
  * - Every path is checked before the run: local sources must exist, `--db` must be a folder
  *   that exists or can be created (or an object-store URI).
  *
