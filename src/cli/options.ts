@@ -403,15 +403,26 @@ export const exitBySignal = (signal: "SIGINT" | "SIGTERM"): void => {
 }
 
 /**
- * Exits with `code` (through `exit`, default `process.exit`), or, when a file system call is still blocked (see `internal/files.ts`), by
- * the stop signal (the same status in a shell) or SIGKILL without one: `process.exit` would
- * wait for that call for ever.
+ * Exits with `code` (through `exit`, default `process.exit`) once the file system calls in
+ * flight have returned (reads an interrupt abandoned return within milliseconds); when one is
+ * still blocked after a second (see `internal/files.ts`), by the stop signal (the same status in
+ * a shell) or SIGKILL without one: `process.exit` would wait for that call for ever.
  */
 export const exitNow = (code: number, exit: (code: number) => void = (c) => process.exit(c)): void => {
   if (pendingCalls() === 0) return exit(code)
-  process.stderr.write(`effect-rag: a file read did not return (a hung file system?); not waiting for it\n`)
-  if (stop !== undefined) return exitBySignal(stop)
-  process.kill(process.pid, "SIGKILL")
+  // reads abandoned by an interrupt usually return within milliseconds: wait for them a little
+  const started = Date.now()
+  const poll = setInterval(() => {
+    if (pendingCalls() === 0) {
+      clearInterval(poll)
+      return exit(code)
+    }
+    if (Date.now() - started < 1_000) return
+    clearInterval(poll)
+    process.stderr.write(`effect-rag: a file read did not return (a hung file system?); not waiting for it\n`)
+    if (stop !== undefined) return exitBySignal(stop)
+    process.kill(process.pid, "SIGKILL")
+  }, 10)
 }
 
 /**
