@@ -15,8 +15,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
-import { open } from "node:fs/promises"
 import { basename } from "node:path"
+import { describeKind, readRegularFile } from "../internal/files.js"
 import * as RagError from "../RagError.js"
 import { ApiHttp } from "./internal/ApiHttp.js"
 
@@ -201,28 +201,44 @@ const tooLarge = (endpoint: string, name: string, size: number) =>
 
 /**
  * Reads a file from disk, refusing one over 50 MiB from its size alone (it is never read).
- * A file that cannot be read fails with `BadRequest`.
+ * The path is a string, or the bytes of a name that is not UTF-8 (a `Buffer` from
+ * `readdir(…, { encoding: "buffer" })`; `name` is then the printable name). Only a regular file
+ * is read: a FIFO, socket or device is refused from its type without waiting for a writer (it is
+ * opened with `O_NONBLOCK`). The read can be interrupted (a time-out, a stop signal): the file is
+ * closed when the blocked call returns. A file that cannot be read fails with `BadRequest`.
  */
-export const fromPath = (path: string): Effect.Effect<UploadFile, RagError.PayloadTooLarge | RagError.BadRequest> =>
-  Effect.gen(function*() {
+export const fromPath = (
+  path: string | Uint8Array,
+  name: string = typeof path === "string" ? basename(path) : basename(Buffer.from(path).toString("utf8"))
+): Effect.Effect<UploadFile, RagError.PayloadTooLarge | RagError.BadRequest> =>
+  Effect.async<UploadFile, RagError.PayloadTooLarge | RagError.BadRequest>((resume) => {
     const endpoint = "read file"
-    const name = basename(path)
-    const failRead = (cause: unknown) =>
-      new RagError.BadRequest({ endpoint, message: `cannot read ${name}: ${(cause as Error)?.message ?? cause}` })
-    // one open file: the size checked is the size of the file read (and four calls, not five)
-    return yield* Effect.acquireUseRelease(
-      Effect.tryPromise({ try: () => open(path, "r"), catch: failRead }),
-      (handle) =>
-        Effect.gen(function*() {
-          const info = yield* Effect.tryPromise({ try: () => handle.stat(), catch: failRead })
-          if (!info.isFile()) return yield* new RagError.BadRequest({ endpoint, message: `${name} is not a file` })
-          if (info.size > maxFileBytes) return yield* tooLarge(endpoint, name, info.size)
-          const data = yield* Effect.tryPromise({ try: () => handle.readFile(), catch: failRead })
-          if (data.byteLength > maxFileBytes) return yield* tooLarge(endpoint, name, data.byteLength)
-          return { name, data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength) }
-        }),
-      (handle) => Effect.promise(() => handle.close().catch(() => undefined))
+    let abandoned = false
+    const bytes = typeof path === "string" ? path : Buffer.from(path.buffer, path.byteOffset, path.byteLength)
+    readRegularFile(bytes, maxFileBytes, () => abandoned).then(
+      (r) => {
+        if (abandoned) return
+        if ("data" in r) {
+          const data = r.data
+          return resume(Effect.succeed({ name, data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength) }))
+        }
+        switch (r._tag) {
+          case "Special":
+            return resume(Effect.fail(new RagError.BadRequest({ endpoint, message: `${name} is ${describeKind(r.kind)}, not a regular file` })))
+          case "NotAFile":
+            return resume(Effect.fail(new RagError.BadRequest({ endpoint, message: `${name} is not a file` })))
+          case "TooLarge":
+            return resume(Effect.fail(tooLarge(endpoint, name, r.size)))
+        }
+      },
+      (cause: unknown) => {
+        if (abandoned) return
+        resume(Effect.fail(new RagError.BadRequest({ endpoint, message: `cannot read ${name}: ${(cause as Error)?.message ?? cause}` })))
+      }
     )
+    return Effect.sync(() => {
+      abandoned = true
+    })
   })
 
 /** Checks the size limit (used by every layer before any work or transfer). */

@@ -141,10 +141,12 @@ Shared.watchStopSignals()
 NodeRuntime.runMain(program, {
   disableErrorReporting: true,
   // a run stopped by a signal exits 128 + the signal number; otherwise the code the command set
+  // (and never waits on a file read blocked in the thread pool: see Shared.exitNow)
   teardown: (exit, onExit) => {
     const signal = Shared.stopSignal()
-    if (signal !== undefined) return onExit(Shared.signalExitCode(signal))
-    if (Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause)) return onExit(Shared.ExitCode.failure)
-    onExit(typeof process.exitCode === "number" ? process.exitCode : 0)
+    const code = signal !== undefined ? Shared.signalExitCode(signal)
+      : Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause) ? Shared.ExitCode.failure
+      : typeof process.exitCode === "number" ? process.exitCode : 0
+    Shared.exitNow(code, onExit)
   }
 })

@@ -31,6 +31,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, statSync } from "node:fs"
 import { dirname, resolve } from "node:path"
+import { pendingCalls } from "../internal/files.js"
 import * as Optional from "../internal/optional.js"
 import * as RagError from "../RagError.js"
 import { isObjectStoreUri } from "../store/internal/uri.js"
@@ -340,9 +341,39 @@ export const ExitCode = {
  * see `server/internal/wire.ts`) is left as it is: the flag that opens it is the server's.
  */
 export const forCli = (message: string): string =>
-  message
-    .replace(/allowPrivate or allowHosts(?!, the LocalWeb options)/g, "--allow-private")
-    .replace(/\ballowPrivate\b(?! or allowHosts, the LocalWeb options)/g, "--allow-private")
+  printable(
+    message
+      .replace(/allowPrivate or allowHosts(?!, the LocalWeb options)/g, "--allow-private")
+      .replace(/\ballowPrivate\b(?! or allowHosts, the LocalWeb options)/g, "--allow-private")
+  )
+
+/** Control characters: C0, DEL, C1, and the Unicode bidirectional controls (marks, embeddings, overrides, isolates). */
+const controls = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g
+
+/** The controls JSON.stringify leaves raw (DEL, C1, bidirectional controls). */
+const rawInJson = /[\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g
+
+/**
+ * `JSON.stringify` for output: the same JSON, with DEL, C1 and bidirectional controls written as
+ * `\uXXXX` escapes too (JSON escapes only C0), so that printed JSON holds no control character
+ * a terminal would act on; it parses to the same value.
+ */
+export const jsonText = (value: unknown, space?: number): string =>
+  JSON.stringify(value, null, space).replace(rawInJson, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
+
+/**
+ * A name or message as it may reach a terminal or a log: every control character written
+ * visibly (`\n`, `\r`, `\t`, `\x1b`, `\u202e`), so a file name cannot start a line, move the
+ * cursor, colour the output or reorder what is shown. `--json` output needs none of this (JSON
+ * escapes C0 controls; the others are inert in a JSON string).
+ */
+export const printable = (text: string): string =>
+  text.replace(controls, (c) => {
+    const code = c.charCodeAt(0)
+    return c === "\n" ? "\\n" : c === "\r" ? "\\r" : c === "\t" ? "\\t"
+      : code <= 0xff ? `\\x${code.toString(16).padStart(2, "0")}`
+      : `\\u${code.toString(16).padStart(4, "0")}`
+  })
 
 // =============================================================================
 // Stop signals
@@ -359,19 +390,56 @@ export const signalExitCode = (signal: "SIGINT" | "SIGTERM"): number =>
   signal === "SIGINT" ? ExitCode.sigint : ExitCode.sigterm
 
 /**
+ * Ends the process by `signal` itself, with the default action restored (the status a shell
+ * shows is 128 + the signal's number, 130 / 143). `process.exit` cannot be used when a file
+ * system call blocks a thread of libuv's pool (a FIFO's `open` waiting for a writer, a hung
+ * network mount): it waits for every thread of the pool, for ever. SIGKILL follows if the
+ * signal is ignored (a parent that set it to ignored).
+ */
+export const exitBySignal = (signal: "SIGINT" | "SIGTERM"): void => {
+  process.removeAllListeners(signal)
+  process.kill(process.pid, signal)
+  setTimeout(() => process.kill(process.pid, "SIGKILL"), 500)
+}
+
+/**
+ * Exits with `code` (through `exit`, default `process.exit`) once the file system calls in
+ * flight have returned (reads an interrupt abandoned return within milliseconds); when one is
+ * still blocked after a second (see `internal/files.ts`), by the stop signal (the same status in
+ * a shell) or SIGKILL without one: `process.exit` would wait for that call for ever.
+ */
+export const exitNow = (code: number, exit: (code: number) => void = (c) => process.exit(c)): void => {
+  if (pendingCalls() === 0) return exit(code)
+  // reads abandoned by an interrupt usually return within milliseconds: wait for them a little
+  const started = Date.now()
+  const poll = setInterval(() => {
+    if (pendingCalls() === 0) {
+      clearInterval(poll)
+      return exit(code)
+    }
+    if (Date.now() - started < 1_000) return
+    clearInterval(poll)
+    process.stderr.write(`effect-rag: a file read did not return (a hung file system?); not waiting for it\n`)
+    if (stop !== undefined) return exitBySignal(stop)
+    process.kill(process.pid, "SIGKILL")
+  }, 10)
+}
+
+/**
  * Records SIGINT and SIGTERM (the runtime's own handlers interrupt the program). When the
- * program has not ended `graceMs` after the signal (a native call that does not return), the
- * process exits anyway with the signal's code: the ingest's write protocol makes any stop safe,
- * so the user never waits on a stuck process. A second signal exits at once.
+ * program has not ended `graceMs` after the signal (a native call that does not return, a file
+ * read blocked in the thread pool), the process ends anyway, by the signal itself (status 130 /
+ * 143): the ingest's write protocol makes any stop safe, so the user never waits on a stuck
+ * process. A second signal ends it at once.
  */
 export const watchStopSignals = (graceMs = 2_000): void => {
   stopGraceMs = graceMs
   const onSignal = (signal: "SIGINT" | "SIGTERM") => () => {
-    if (stop !== undefined) process.exit(signalExitCode(stop))
+    if (stop !== undefined) return exitBySignal(stop)
     stop = signal
     setTimeout(() => {
       process.stderr.write(`effect-rag: stopped by ${signal}\n`)
-      process.exit(signalExitCode(signal))
+      exitBySignal(signal)
     }, stopGraceMs).unref()
   }
   process.on("SIGINT", onSignal("SIGINT"))

@@ -135,6 +135,11 @@ export interface Options {
   readonly batchDocuments?: number | undefined
   /** Longest time a document waits for its batch to fill (default 1 second). */
   readonly batchWindow?: number | undefined
+  /**
+   * Longest time reading one file may take (default 120 seconds, as the local engine's
+   * per-file time-out); past it the document fails with `SourceError` `read_timeout`.
+   */
+  readonly readTimeout?: Duration.DurationInput | undefined
   /** Called with every progress event (see {@link events} for a stream instead). */
   readonly onProgress?: ((event: ProgressEvent) => Effect.Effect<void>) | undefined
 }
@@ -148,6 +153,13 @@ export { SourceError } from "./internal/ingest-stages.js"
 
 /** Why one document failed. */
 export type DocumentError = Stages.DocumentError
+
+/**
+ * A special file a folder held (or a path named): a FIFO, socket or device, or a symbolic link
+ * to one. It is skipped without being opened (reading a FIFO waits for a writer for ever):
+ * listed in `Summary.ignored`, neither a document nor a failure.
+ */
+export type Ignored = Stages.Ignored
 
 /** A document that failed, with its typed error. */
 export interface Failure {
@@ -192,6 +204,8 @@ export interface Summary {
    * partial for them). A site's start page that answers an error is a failure.
    */
   readonly brokenPages: ReadonlyArray<BrokenPage>
+  /** Special files skipped (FIFOs, sockets, devices, links to them), with their kind: not documents, not failures. */
+  readonly ignored: ReadonlyArray<Ignored>
   readonly durationMs: number
   /** Of `durationMs`, the time spent in store writes (chunks, stale deletes, markers, prune, index upkeep). */
   readonly writeMs: number
@@ -205,6 +219,8 @@ export type ProgressEvent =
   /** The known number of documents grew (folders counted up front, sites once crawled). */
   | { readonly _tag: "Planned"; readonly total: number }
   | { readonly _tag: "Skipped"; readonly source: string; readonly documentId: string }
+  /** A special file (FIFO, socket, device) was skipped without being opened. */
+  | { readonly _tag: "Ignored"; readonly ignored: Ignored }
   | { readonly _tag: "Failed"; readonly source: string; readonly documentId: string; readonly error: DocumentError }
   /** Emitted once the document's batch is committed (marker written). */
   | { readonly _tag: "Ingested"; readonly source: string; readonly documentId: string; readonly chunks: number }
@@ -269,6 +285,7 @@ export const run = (
     let planned = 0
     const failures: Array<Failure> = []
     const brokenPages: Array<BrokenPage> = []
+    const ignored: Array<Ignored> = []
     const seen = new Set<string>()
     /** Prune scopes: predicates over document ids, added as sources finish enumerating. */
     const scopes: Array<(id: string) => boolean> = []
@@ -294,7 +311,12 @@ export const run = (
         }),
       fail,
       scope: (predicate) => void scopes.push(predicate),
-      broken: (page) => void brokenPages.push(page)
+      broken: (page) => void brokenPages.push(page),
+      ignore: (x) =>
+        Effect.suspend(() => {
+          ignored.push(x)
+          return emit({ _tag: "Ignored", ignored: x })
+        })
     }).pipe(
       Stream.filter((item) => {
         if (seen.has(item.documentId)) return false
@@ -307,7 +329,7 @@ export const run = (
     // --- stages ----------------------------------------------------------------
     /** Load and hash; skip what is stored complete. */
     const loadStage = (item: Stages.Item): Effect.Effect<Option.Option<Stages.Hashed>> =>
-      Stages.load(item, web).pipe(
+      Stages.load(item, web, { readTimeout: options.readTimeout }).pipe(
         Effect.flatMap((loaded) => {
           const x = Stages.hash(fingerprint, item, loaded)
           if (State.isComplete(state, item.documentId, x.hash)) {
@@ -415,6 +437,7 @@ export const run = (
       writes,
       failures,
       brokenPages,
+      ignored,
       durationMs: Date.now() - started,
       writeMs: Math.round(writeMs)
     }
@@ -450,12 +473,18 @@ export const fields = State.fields
 /** The name of a collection's manifest collection (`<name>__ingest`). */
 export const manifestName = State.manifestName
 
-/** Whether a collection name is a manifest collection (hidden from listings). */
+/**
+ * Whether a collection name is a manifest collection (hidden from listings). Names ending with
+ * `__ingest` are reserved: `run` refuses them as a collection (`InvalidInput`).
+ */
 export const isManifest = State.isManifest
 
-/** Drops a collection and its manifest. */
+/**
+ * Drops a collection and its manifest. A manifest's own name (`<name>__ingest`) fails with
+ * `InvalidInput`: dropping a manifest alone would make every document look incomplete.
+ */
 export const dropCollection = (name: string): Effect.Effect<void, VectorStoreError, VectorStore> =>
-  Effect.flatMap(VectorStore, (store) =>
+  State.isManifest(name) ? Effect.fail(State.reservedName(name)) : Effect.flatMap(VectorStore, (store) =>
     store.drop(name).pipe(Effect.zipRight(store.drop(State.manifestName(name)))))
 
 /** Reads a collection's completed documents (its manifest markers): id, hash and chunk count. */

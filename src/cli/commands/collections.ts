@@ -2,10 +2,10 @@
  * `effect-rag collections list|stats NAME|drop NAME [--db DIR|URI] [--json] [--config FILE]`: the
  * collections of a LanceDB database. Manifest collections (`<name>__ingest`, the ingest's
  * completion markers) are hidden from `list`, counted in `stats` and dropped with their
- * collection by `drop`.
+ * collection by `drop`; `stats` and `drop` refuse a manifest's own name (exit 2).
  *
  * Exit status: 0 success, 1 failure (no database at `--db`, a collection that does not exist, a
- * store error). Nothing here creates a database folder.
+ * store error), 2 bad usage (a manifest's name). Nothing here creates a database folder.
  *
  * Wiring: `command` is self-contained (it provides LanceDB itself).
  *
@@ -125,6 +125,25 @@ const withStore = (
   )
 
 const common = { db: Shared.db, json: Shared.json, config: Shared.config }
+
+/** The suffix of the ingest manifests (`Ingest.manifestName`): names ending with it are reserved. */
+const manifestSuffix = "__ingest"
+
+/**
+ * Refuses a manifest collection's name (exit 2, nothing opened): a manifest belongs to its
+ * collection, and dropping it alone would make every document of the collection incomplete.
+ */
+const refuseManifest = (command: string, collection: string) =>
+  <A, E, R>(self: Effect.Effect<A, E, R>) =>
+    collection.endsWith(manifestSuffix)
+      ? Shared.exitOnUsage(Effect.fail(
+        new Shared.UsageError(
+          `collections ${command}: ${Shared.printable(collection)} is the internal manifest of collection ` +
+            `${Shared.printable(collection.slice(0, -manifestSuffix.length))} (names ending with ${manifestSuffix} are reserved); ` +
+            `it goes with its collection: \`collections ${command} ${Shared.printable(collection.slice(0, -manifestSuffix.length))}\``
+        )
+      ))
+      : self
 const name = Args.text({ name: "NAME" }).pipe(Args.withDescription("the collection name"))
 
 /** `collections list`: names with chunk and document counts. */
@@ -140,7 +159,7 @@ export const listCommand = Command.make("list", common, (args) =>
         }))
       if (args.json) return yield* Console.log(JSON.stringify({ db, collections: rows }, null, 2))
       if (rows.length === 0) return yield* Console.log(`no collections in ${db}`)
-      for (const r of rows) yield* Console.log(`${r.name}\t${r.documents} documents\t${r.chunks} chunks`)
+      for (const r of rows) yield* Console.log(`${Shared.printable(r.name)}\t${r.documents} documents\t${r.chunks} chunks`)
     }))).pipe(Command.withDescription("List the collections of the database"))
 
 /** `collections stats NAME`. */
@@ -150,18 +169,18 @@ export const statsCommand = Command.make("stats", { ...common, name }, (args) =>
       const store = yield* VectorStore
       const c = yield* store.open(args.name)
       const s = yield* stats(db, c, yield* openManifest(Ingest, args.name))
-      if (args.json) return yield* Console.log(JSON.stringify({ db, ...s }, null, 2))
+      if (args.json) return yield* Console.log(Shared.jsonText({ db, ...s }, 2))
       yield* Console.log([
-        `collection ${s.name} in ${db}`,
+        `collection ${Shared.printable(s.name)} in ${db}`,
         `documents: ${s.documents} (${s.completeDocuments} complete, ${s.incompleteDocuments} incomplete)`,
         `chunks: ${s.chunks}`,
         `embedding: ${s.embedding === null ? "none (full-text only)" : `${s.embedding.model} (${s.embedding.dimension}-d)`}`,
         `fields: ${Object.entries(s.fields).map(([k, t]) => `${k}:${t}`).join(", ") || "none"}`,
         `${isObjectStoreUri(db) ? "stored" : "on disk"}: ${mib(s.bytes)}`
       ].join("\n"))
-    }))).pipe(Command.withDescription("Statistics of a collection"))
+    })).pipe(refuseManifest("stats", args.name))).pipe(Command.withDescription("Statistics of a collection"))
 
-/** `collections drop NAME`: drops the collection and its manifest. */
+/** `collections drop NAME`: drops the collection and its manifest (a manifest's own name is refused, exit 2). */
 export const dropCommand = Command.make("drop", { ...common, name }, (args) =>
   withStore(args, (db, Ingest) =>
     Effect.gen(function*() {
@@ -169,13 +188,13 @@ export const dropCommand = Command.make("drop", { ...common, name }, (args) =>
       const names = yield* store.list()
       if (!names.includes(args.name) && !names.includes(Ingest.manifestName(args.name))) {
         if (args.json) yield* Console.log(JSON.stringify({ db, dropped: null, error: { _tag: "CollectionNotFound", message: `no collection ${args.name}` } }))
-        yield* Console.error(`effect-rag collections: no collection ${args.name} in ${db}`)
+        yield* Console.error(`effect-rag collections: no collection ${Shared.printable(args.name)} in ${db}`)
         return yield* Shared.setExitCode(Shared.ExitCode.failure)
       }
       yield* Ingest.dropCollection(args.name)
-      if (args.json) return yield* Console.log(JSON.stringify({ db, dropped: args.name }))
-      yield* Console.log(`dropped ${args.name}`)
-    }))).pipe(Command.withDescription("Drop a collection (and its ingest manifest)"))
+      if (args.json) return yield* Console.log(Shared.jsonText({ db, dropped: args.name }))
+      yield* Console.log(`dropped ${Shared.printable(args.name)}`)
+    })).pipe(refuseManifest("drop", args.name))).pipe(Command.withDescription("Drop a collection (and its ingest manifest)"))
 
 /** `collections` with `list`, `stats` and `drop`. */
 export const command = Command.make("collections").pipe(

@@ -17,7 +17,10 @@
  *   SIGTERM (the documents in flight are abandoned; the summary says what was done). Pages a
  *   `--site` crawl found broken (4xx/5xx) are listed in the summary (`brokenPages`), not
  *   failures: they do not make the run partial; the site's start page, a URL source or a page
- *   that could not be read is a failure.
+ *   that could not be read is a failure. Special files of a folder (FIFOs, sockets, devices,
+ *   links to them) are skipped unopened and listed (`ignored`), not failures.
+ * - Names and messages are printed with control characters escaped (`Shared.printable`);
+ *   `--json` escapes DEL, C1 and bidi controls too (`Shared.jsonText`).
  * - Every path is checked before the run: local sources must exist, `--db` must be a folder
  *   that exists or can be created (or an object-store URI).
  *
@@ -115,12 +118,16 @@ export const summaryText = (db: string, s: Ingest.Summary): string => {
   ]
   if (s.brokenPages.length > 0) {
     lines.push(`broken links of the crawled sites (not ingested, not failures): ${s.brokenPages.length}`)
-    for (const b of s.brokenPages) lines.push(`  ${b.url}: HTTP ${b.statusCode}`)
+    for (const b of s.brokenPages) lines.push(`  ${Shared.printable(b.url)}: HTTP ${b.statusCode}`)
+  }
+  if (s.ignored.length > 0) {
+    lines.push(`not regular files (skipped): ${s.ignored.length}`)
+    for (const i of s.ignored) lines.push(`  ${Shared.printable(i.source)}: ${i.message}`)
   }
   if (s.failures.length > 0) {
     lines.push("failed:")
     for (const f of s.failures.map(failureJson)) {
-      lines.push(`  ${f.source}: ${f.error._tag}${f.error.reason !== undefined ? ` (${f.error.reason})` : ""}: ${Shared.forCli(f.error.message)}`)
+      lines.push(`  ${Shared.printable(f.source)}: ${f.error._tag}${f.error.reason !== undefined ? ` (${f.error.reason})` : ""}: ${Shared.forCli(f.error.message)}`)
     }
   }
   return lines.join("\n")
@@ -174,18 +181,21 @@ export const progressReporter = (options: { readonly tty: boolean; readonly quie
         case "Skipped":
           done++
           skipped++
-          if (!options.tty && !options.quiet) line(`unchanged ${e.source}`)
+          if (!options.tty && !options.quiet) line(`unchanged ${Shared.printable(e.source)}`)
           break
         case "Ingested":
           done++
           ingested++
           chunks += e.chunks
-          if (!options.tty && !options.quiet) line(`ingested ${e.source} (${e.chunks} chunks)`)
+          if (!options.tty && !options.quiet) line(`ingested ${Shared.printable(e.source)} (${e.chunks} chunks)`)
           break
         case "Failed":
           done++
           failed++
-          line(`failed ${e.source}: ${e.error._tag}: ${Shared.forCli(e.error.message)}`)
+          line(`failed ${Shared.printable(e.source)}: ${e.error._tag}: ${Shared.forCli(e.error.message)}`)
+          break
+        case "Ignored":
+          if (!options.quiet) line(`skipped ${Shared.printable(e.ignored.source)}: ${e.ignored.message}`)
           break
         case "Pruned":
           if (!options.quiet) line(`pruned ${e.documentIds.length} document(s) whose source is gone`)
@@ -270,9 +280,12 @@ export const runIngest = (args: IngestArgs): Effect.Effect<Option.Option<Ingest.
     if (args.sources.length === 0 && args.site.length === 0) return yield* usage("give at least one PATH, URL or --site URL")
     if (!Number.isInteger(args.concurrency) || args.concurrency < 1) return yield* usage("--concurrency must be a positive integer")
     const missing = args.sources.filter(missingSource)
-    if (missing.length > 0) return yield* usage(`no such file or folder: ${missing.join(", ")}`)
+    if (missing.length > 0) return yield* usage(`no such file or folder: ${Shared.printable(missing.join(", "))}`)
     const db = yield* Shared.resolveDb(args.db)
     const collection = yield* Shared.resolveCollection(args.collection)
+    if (collection.endsWith("__ingest")) {
+      return yield* usage(`--collection ${Shared.printable(collection)}: names ending with __ingest are reserved for the ingest manifests`)
+    }
     const embedderSpec = yield* Shared.resolveEmbedderSpec(args.embedder)
     const upload = yield* Shared.resolveUploadEngine("ingest")
     if (upload === "remote" && Option.isSome(args.password)) {
@@ -324,10 +337,10 @@ export const runIngest = (args: IngestArgs): Effect.Effect<Option.Option<Ingest.
       return Option.none()
     }
     const summary = result.right
-    yield* Console.log(args.json ? JSON.stringify(summaryJson(db, summary), null, 2) : summaryText(db, summary))
+    yield* Console.log(args.json ? Shared.jsonText(summaryJson(db, summary), 2) : summaryText(db, summary))
     if (summary.documents === 0 && summary.pruned === 0) {
       yield* Console.error(
-        `effect-rag ingest: nothing to ingest: no documents found in ${[...args.sources, ...args.site].join(", ")}` +
+        `effect-rag ingest: nothing to ingest: no documents found in ${Shared.printable([...args.sources, ...args.site].join(", "))}` +
           (args.include.length + args.exclude.length > 0 ? " with the given --include / --exclude" : "")
       )
     }

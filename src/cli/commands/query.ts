@@ -148,7 +148,8 @@ export const formatResult = (r: Answer.QueryResult, snippet: typeof Answer.snipp
   if (r.hits.length === 0) return `no results for ${JSON.stringify(r.query)} in ${r.collection} (${r.mode})`
   const lines = [`${r.hits.length} result(s) for ${JSON.stringify(r.query)} in ${r.collection} (${r.mode}${r.reranked ? ", reranked" : ""})`, ""]
   for (const h of r.hits) {
-    lines.push(`[${h.n}] ${h.score.toFixed(3)}  ${location(h)}${h.title !== undefined && h.title !== h.source ? `  ${h.title}` : ""}`)
+    // a stored source or title is a file name or a page's: printed with its control characters escaped
+    lines.push(`[${h.n}] ${h.score.toFixed(3)}  ${Shared.printable(location(h))}${h.title !== undefined && h.title !== h.source ? `  ${Shared.printable(h.title)}` : ""}`)
     lines.push(`    ${snippet(h.text, r.query)}`)
   }
   return lines.join("\n")

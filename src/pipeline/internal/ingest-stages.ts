@@ -9,9 +9,10 @@
  *
  * @since 0.1.0
  */
-import { Data, Effect, Option, Stream } from "effect"
+import { Data, Duration, Effect, Option, Stream } from "effect"
 import { stat } from "node:fs/promises"
 import { basename, resolve } from "node:path"
+import { counted, describeKind, type SpecialKind, specialKind } from "../../internal/files.js"
 import type * as Embeddings from "../../api/Embeddings.js"
 import * as Upload from "../../api/Upload.js"
 import type * as Web from "../../api/Web.js"
@@ -33,12 +34,32 @@ import * as State from "./ingest-state.js"
 // Types
 // =============================================================================
 
-/** A source that cannot be read: missing path, unreadable folder, bad URL, failed crawl, no web service. */
+/**
+ * A source that cannot be read: missing path, unreadable folder, bad URL, failed crawl, no web
+ * service, a path that is a special file when it is loaded (`special_file`: a FIFO, socket or
+ * device, never opened), a read that did not finish within the time-out (`read_timeout`).
+ */
 export class SourceError extends Data.TaggedError("SourceError")<{
   readonly source: string
-  readonly reason: "not_found" | "unreadable" | "invalid_url" | "no_web_service" | "crawl_failed" | "page_failed"
+  readonly reason:
+    | "not_found"
+    | "unreadable"
+    | "invalid_url"
+    | "no_web_service"
+    | "crawl_failed"
+    | "page_failed"
+    | "special_file"
+    | "read_timeout"
   readonly message: string
 }> {}
+
+/** A special file (FIFO, socket, device, or a link to one) an enumeration skipped: never opened. */
+export interface Ignored {
+  readonly source: string
+  readonly documentId: string
+  readonly reason: SpecialKind
+  readonly message: string
+}
 
 /** Why one document failed. */
 export type DocumentError = Upload.UploadError | RagError.ApiError | RagError.TaskFailed | SourceError | EmbeddingMismatch
@@ -56,9 +77,12 @@ export interface Embedder {
   readonly service: Embeddings.Service
 }
 
-/** How a document is loaded (plain data: a queue job carries it). */
+/**
+ * How a document is loaded (plain data: a queue job carries it). A file's `path` is printable;
+ * when its name is not valid UTF-8, `pathBytes` holds the path's bytes (base64), which open it.
+ */
 export type Origin =
-  | { readonly _tag: "File"; readonly path: string }
+  | { readonly _tag: "File"; readonly path: string; readonly pathBytes?: string | undefined }
   | { readonly _tag: "Url"; readonly url: string }
   /** A page a crawl returned, with its content. */
   | { readonly _tag: "Page"; readonly page: Web.CrawlPage }
@@ -120,6 +144,8 @@ export interface EnumerateHooks {
   readonly scope: (predicate: (documentId: string) => boolean) => void
   /** A broken link of a crawled site. */
   readonly broken: (page: BrokenPage) => void
+  /** A special file that is skipped (default: left out silently). */
+  readonly ignore?: ((ignored: Ignored) => Effect.Effect<void>) | undefined
 }
 
 const errorMessage = (e: unknown): string => (e instanceof Error ? e.message : String(e))
@@ -138,7 +164,18 @@ export const enumerate = (
   hooks: EnumerateHooks
 ): Stream.Stream<Item> => {
   const { exclude, include } = filters
-  const fileItem = (path: string): Item => ({ source: path, documentId: Sources.fileDocumentId(path), origin: { _tag: "File", path } })
+  const fileItem = (p: Sources.FilePath): Item => ({
+    source: p.path,
+    documentId: Sources.fileDocumentId(p.bytes ?? p.path),
+    origin: { _tag: "File", path: p.path, ...(p.bytes !== undefined ? { pathBytes: p.bytes.toString("base64") } : {}) }
+  })
+  const ignore = (p: Sources.FilePath, kind: SpecialKind) =>
+    hooks.ignore?.({
+      source: p.path,
+      documentId: Sources.fileDocumentId(p.bytes ?? p.path),
+      reason: kind,
+      message: `${describeKind(kind)}, not a regular file`
+    }) ?? Effect.void
 
   const pathItems = (path: string): Stream.Stream<Item> =>
     Stream.unwrap(Effect.gen(function*() {
@@ -150,15 +187,21 @@ export const enumerate = (
         return Stream.empty
       }
       if (!info.isDirectory()) {
-        yield* hooks.plan(1)
         hooks.scope((id) => id === Sources.fileDocumentId(abs))
-        return Stream.make(fileItem(abs))
+        const kind = specialKind(info)
+        if (kind !== undefined) {
+          yield* ignore({ path: abs }, kind)
+          return Stream.empty
+        }
+        yield* hooks.plan(1)
+        return Stream.make(fileItem({ path: abs }))
       }
       const counted = yield* Effect.either(Effect.tryPromise(() => Sources.countFiles(abs, include, exclude)))
       if (counted._tag === "Right") yield* hooks.plan(counted.right)
       let complete = true
       return Stream.fromAsyncIterable(Sources.walk(abs, include, exclude), (e) => e).pipe(
-        Stream.map(fileItem),
+        Stream.mapEffect((e) => e.special !== undefined ? Effect.as(ignore(e, e.special), Option.none<Item>()) : Effect.succeed(Option.some(fileItem(e)))),
+        Stream.filterMap((o) => o),
         Stream.catchAll((e) => {
           complete = false
           return Stream.fromEffect(
@@ -270,12 +313,49 @@ const pageFile = (documentId: string, page: Web.CrawlPage): Effect.Effect<Loaded
   })
 }
 
-/** Loads a document (reads the file, scrapes the URL, or takes the crawled page). */
-export const load = (item: Item, web: Option.Option<Web.Service>): Effect.Effect<Loaded, DocumentError> => {
+/** The default time-out of a file read (as the local engine's per-file time-out): 120 seconds. */
+export const defaultReadTimeout: Duration.Duration = Duration.seconds(120)
+
+/**
+ * Reads a file: its type first (a special file fails with `SourceError` `special_file`, never
+ * opened: a FIFO made after the enumeration, say), then its bytes, all within `timeout`
+ * (`read_timeout`).
+ */
+const loadFile = (
+  origin: Extract<Origin, { _tag: "File" }>,
+  timeout: Duration.DurationInput
+): Effect.Effect<Loaded, DocumentError> => {
+  const path = origin.pathBytes !== undefined ? Buffer.from(origin.pathBytes, "base64") : origin.path
+  return Effect.gen(function*() {
+    const info = yield* Effect.promise(() => counted(() => stat(path)).catch(() => undefined))
+    const kind = info === undefined ? undefined : specialKind(info)
+    if (kind !== undefined) {
+      return yield* new SourceError({ source: origin.path, reason: "special_file", message: `${origin.path}: ${describeKind(kind)}, not a regular file` })
+    }
+    const file = yield* Upload.fromPath(path, basename(origin.path))
+    return { file, title: undefined, hashInput: "file" }
+  }).pipe(
+    Effect.timeoutFail({
+      duration: timeout,
+      onTimeout: () =>
+        new SourceError({ source: origin.path, reason: "read_timeout", message: `${origin.path}: not read within ${Duration.format(timeout)}` })
+    })
+  )
+}
+
+/**
+ * Loads a document (reads the file, scrapes the URL, or takes the crawled page). A file read
+ * has a time-out (`readTimeout`, default {@link defaultReadTimeout}).
+ */
+export const load = (
+  item: Item,
+  web: Option.Option<Web.Service>,
+  options: { readonly readTimeout?: Duration.DurationInput | undefined } = {}
+): Effect.Effect<Loaded, DocumentError> => {
   const origin = item.origin
   switch (origin._tag) {
     case "File":
-      return Upload.fromPath(origin.path).pipe(Effect.map((file) => ({ file, title: undefined, hashInput: "file" })))
+      return loadFile(origin, options.readTimeout ?? defaultReadTimeout)
     case "Page":
       return pageFile(item.documentId, origin.page)
     case "Url":
@@ -400,13 +480,16 @@ export interface Target {
   readonly manifest: Collection
 }
 
-/** Opens (creates when missing) a collection and its manifest. */
+/**
+ * Opens (creates when missing) a collection and its manifest. A name ending with the manifest
+ * suffix (`__ingest`) is reserved for the manifests and fails with `InvalidInput`.
+ */
 export const open = (
   store: VectorStoreService,
   collection: string,
   embedding: { model: string; dimension: number } | undefined
 ): Effect.Effect<Target, VectorStoreError> =>
-  Effect.all({
+  State.isManifest(collection) ? Effect.fail(State.reservedName(collection)) : Effect.all({
     main: store.collection(State.collectionSpec(collection, embedding)),
     manifest: store.collection(State.manifestSpec(collection))
   }, { concurrency: 1 })

@@ -9,7 +9,7 @@
  */
 import { createHash } from "node:crypto"
 import { Effect } from "effect"
-import type { Collection, CollectionSpec, FieldType, VectorStoreError } from "../../store/VectorStore.js"
+import { type Collection, type CollectionSpec, type FieldType, InvalidInput, type VectorStoreError } from "../../store/VectorStore.js"
 
 /** The suffix of the manifest collection of a collection. */
 export const manifestSuffix = "__ingest"
@@ -17,8 +17,15 @@ export const manifestSuffix = "__ingest"
 /** The manifest collection's name. */
 export const manifestName = (collection: string): string => `${collection}${manifestSuffix}`
 
-/** Whether a collection name is a manifest collection. */
+/** Whether a collection name is a manifest collection (names ending with `__ingest` are reserved for them). */
 export const isManifest = (name: string): boolean => name.endsWith(manifestSuffix)
+
+/** The refusal of a reserved name: the manifest of another collection, never a collection of its own. */
+export const reservedName = (name: string): InvalidInput =>
+  new InvalidInput({
+    message: `${name} is the internal manifest of collection ${name.slice(0, -manifestSuffix.length)}: ` +
+      `names ending with ${manifestSuffix} are reserved`
+  })
 
 /** The metadata fields the ingest declares (filterable by queries). */
 export const fields: Readonly<Record<string, FieldType>> = {

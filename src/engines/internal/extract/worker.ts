@@ -3,11 +3,16 @@
  * `{ id, ok: true, value }` or `{ id, ok: false, reason, message }`. Anything that escapes an
  * extractor (an uncaught exception inside a library) is reported for the request in flight,
  * then the process exits and the parent starts a fresh one.
+ *
+ * The process never outlives its parent: it exits at once when the IPC channel closes, and a
+ * watchdog thread checks the parent pid every 100 ms and kills the process (SIGKILL) when the
+ * parent is gone, so that an extraction busy in a synchronous loop (which keeps the
+ * `disconnect` event from running) is ended too.
  */
+import { Worker } from "node:worker_threads"
 import { chunkPages } from "../chunk/chunker.js"
 import { type TiktokenEncoding, tiktoken, type Tokenizer } from "../chunk/tokenizer.js"
 import { extractDocument, toFailure } from "./index.js"
-import { shutdownOcr } from "./ocr.js"
 import type { Chunked, ChunkRequest, ExtractRequest } from "./types.js"
 
 type Message =
@@ -47,9 +52,19 @@ const die = async (e: unknown) => {
 
 process.on("uncaughtException", (e) => void die(e))
 process.on("unhandledRejection", (e) => void die(e))
-process.on("disconnect", () => {
-  void shutdownOcr().finally(() => process.exit(0))
-})
+// the parent let go (a retired or idle process) or died: nothing here is worth finishing
+process.on("disconnect", () => process.exit(0))
+
+/** The watchdog thread: SIGKILL to this process once its parent pid changed (the parent died). */
+const watchdog = `
+const { workerData } = require("node:worker_threads")
+setInterval(() => {
+  if (process.ppid !== workerData) process.kill(process.pid, "SIGKILL")
+}, 100)
+`
+if (process.send !== undefined) {
+  new Worker(watchdog, { eval: true, workerData: process.ppid, stdout: false, stderr: false }).unref()
+}
 process.on("message", (raw) => {
   const message = raw as Message
   const { id } = message
