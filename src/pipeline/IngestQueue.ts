@@ -396,6 +396,8 @@ export interface EnqueueSummary {
   readonly enqueued: number
   /** Sources that could not be enumerated (a missing path, a failed crawl). */
   readonly failures: ReadonlyArray<Failure>
+  /** Special files (FIFOs, sockets, devices) found in folders and skipped, never enqueued. */
+  readonly ignored: ReadonlyArray<Stages.Ignored>
 }
 
 const allStates = ["waiting", "active", "delayed", "prioritized", "waiting-children", "paused", "completed", "failed"] as const
@@ -438,6 +440,7 @@ export const enqueue = (
     yield* checkIdentity(yield* claimIdentity(client, prefix, request.collection, store), conn.display, request.collection, store)
     const web = yield* Effect.serviceOption(Web.Web)
     const failures: Array<Failure> = []
+    const ignored: Array<Stages.Ignored> = []
     const seen = new Set<string>()
     const token = randomUUID()
     let enqueued = 0
@@ -448,7 +451,8 @@ export const enqueue = (
       plan: () => Effect.void,
       fail: (source, documentId, error) => Effect.sync(() => void failures.push({ source, documentId, error })),
       scope: () => {},
-      broken: () => {}
+      broken: () => {},
+      ignore: (x) => Effect.sync(() => void ignored.push(x))
     }).pipe(
       Stream.filter((item) => {
         if (seen.has(item.documentId)) return false
@@ -479,7 +483,7 @@ export const enqueue = (
         )
       })
     )
-    return { collection: request.collection, documents: submitted, enqueued, failures }
+    return { collection: request.collection, documents: submitted, enqueued, failures, ignored }
   })).pipe(Effect.withSpan("IngestQueue.enqueue", { attributes: { collection: request.collection } }))
 
 // =============================================================================

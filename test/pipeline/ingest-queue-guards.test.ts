@@ -235,6 +235,18 @@ describe("IngestQueue guards (a real Redis, built CLI processes)", () => {
     expect(c.stdout).toMatch(/3000 document\(s\) submitted, 0 new job\(s\), 3000 already queued/)
   }, 180_000)
 
+  it("the producer skips special files and says so; they are never enqueued", async () => {
+    const docs = writeDocs(join(root, "fifo-docs"), 2)
+    spawnSync("mkfifo", [join(docs, "pipe")])
+    const r = await runBuiltCli(["ingest", docs, "--queue", redis.url, "--collection", "fifo"], {}, { timeoutMs: 60_000 })
+    expectExit(r, 0)
+    expect(r.stdout).toMatch(/2 document\(s\) submitted, 2 new job\(s\)/)
+    expect(r.stdout).toMatch(/skipped .*pipe: .*FIFO/)
+    const json = await runBuiltCli(["ingest", docs, "--queue", redis.url, "--collection", "fifo", "--json"], {}, { timeoutMs: 60_000 })
+    const summary = JSON.parse(json.stdout) as IngestQueue.EnqueueSummary
+    expect(summary.ignored.map((i) => i.reason)).toEqual(["fifo"])
+  }, 90_000)
+
   it("queue URLs that cannot mean what they say are refused; /3 uses database 3; unix:// uses the socket", async () => {
     const docs = writeDocs(join(root, "url-docs"), 2)
     const base = `redis://127.0.0.1:${redis.port}`

@@ -389,7 +389,7 @@ const runQueued = (args: IngestArgs, url: Redacted.Redacted<string>): Effect.Eff
           `queue of collection ${s.collection}${s.store !== undefined ? ` (store ${s.store})` : ""}: ${s.counts.waiting} waiting, ${s.counts.active} active, ${s.counts.delayed} delayed (retry), ${s.counts.completed} completed, ${s.counts.failed} failed`
         ]
         for (const f of s.failed) {
-          lines.push(`  failed ${f.source} after ${f.attempts} attempt(s): ${f.error._tag}${f.error.reason !== undefined ? ` (${f.error.reason})` : ""}: ${Shared.forCli(f.error.message)}`)
+          lines.push(`  failed ${Shared.printable(f.source)} after ${f.attempts} attempt(s): ${f.error._tag}${f.error.reason !== undefined ? ` (${f.error.reason})` : ""}: ${Shared.forCli(f.error.message)}`)
         }
         yield* Console.log(lines.join("\n"))
       }
@@ -430,7 +430,8 @@ const runQueued = (args: IngestArgs, url: Redacted.Redacted<string>): Effect.Eff
       yield* Console.log(JSON.stringify({ ...r, failures: r.failures.map(failureJson) }, null, 2))
     } else {
       const lines = [`queue of collection ${r.collection}: ${r.documents} document(s) submitted, ${r.enqueued} new job(s), ${r.documents - r.enqueued > 0 ? r.documents - r.enqueued : 0} already queued`]
-      for (const f of r.failures.map(failureJson)) lines.push(`  failed ${f.source}: ${f.error._tag}${f.error.reason !== undefined ? ` (${f.error.reason})` : ""}: ${Shared.forCli(f.error.message)}`)
+      for (const i of r.ignored) lines.push(`  skipped ${Shared.printable(i.source)}: ${i.message}`)
+      for (const f of r.failures.map(failureJson)) lines.push(`  failed ${Shared.printable(f.source)}: ${f.error._tag}${f.error.reason !== undefined ? ` (${f.error.reason})` : ""}: ${Shared.forCli(f.error.message)}`)
       yield* Console.log(lines.join("\n"))
     }
     yield* Shared.setExitCode(r.failures.length === 0 ? Shared.ExitCode.success : r.documents > 0 ? Shared.ExitCode.partial : Shared.ExitCode.failure)

@@ -92,16 +92,16 @@ export const command = Command.make(
         switch (e._tag) {
           case "Ingested":
             seen.ingested++
-            return args.json ? Effect.void : line(`ingested ${e.source} (${e.chunks} chunks)`)
+            return args.json ? Effect.void : line(`ingested ${Shared.printable(e.source)} (${e.chunks} chunks)`)
           case "Skipped":
             seen.skipped++
-            return args.json ? Effect.void : line(`unchanged ${e.source}`)
+            return args.json ? Effect.void : line(`unchanged ${Shared.printable(e.source)}`)
           case "Failed": {
             seen.failed++
             const what = e.permanent ? "permanent, not retried"
               : e.final ? `attempt ${e.attempt} of ${e.attempts}, no attempts left`
               : `attempt ${e.attempt} of ${e.attempts}, retried`
-            return line(`failed ${e.source}: ${e.error._tag}${e.error.reason !== undefined ? ` (${e.error.reason})` : ""}: ${Shared.forCli(e.error.message)} (${what})`)
+            return line(`failed ${Shared.printable(e.source)}: ${e.error._tag}${e.error.reason !== undefined ? ` (${e.error.reason})` : ""}: ${Shared.forCli(e.error.message)} (${what})`)
           }
           case "ConnectionLost":
             return args.json
