@@ -925,25 +925,31 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, Scope
 
     /** The job record with the batch of pages from `skip`, read back from the spill file. */
     const record = (job: Job, skip: number): Effect.Effect<Web.CrawlJob, RagError.ApiError> =>
-      store.read(job, skip).pipe(
-        Effect.mapError((e) =>
-          new RagError.ServerError({
-            endpoint: endpoint("crawlStatus"),
-            message: `cannot read the pages of crawl job ${job.id}: ${e.message}`,
-            status: 500
-          })
-        ),
-        Effect.map((batch) => ({
-          status: job.status,
-          total: job.total,
-          completed: job.completed,
-          creditsUsed: job.completed,
-          expiresAt: new Date(job.expiresAt).toISOString(),
-          next: batch.next !== undefined ? nextCursor(job.id, batch.next) : null,
-          data: batch.pages,
-          ...(job.error !== undefined ? { error: job.error } : {})
-        }))
-      )
+      Effect.suspend(() => {
+        // one moment's view of the job: its state, then (in `read`, before any I/O) the pages
+        // visible; a job that ends while the pages are read back is not reported ended with
+        // only part of its pages and a `next`
+        const { status, total, completed, expiresAt, error } = job
+        return store.read(job, skip).pipe(
+          Effect.mapError((e) =>
+            new RagError.ServerError({
+              endpoint: endpoint("crawlStatus"),
+              message: `cannot read the pages of crawl job ${job.id}: ${e.message}`,
+              status: 500
+            })
+          ),
+          Effect.map((batch) => ({
+            status,
+            total,
+            completed,
+            creditsUsed: completed,
+            expiresAt: new Date(expiresAt).toISOString(),
+            next: batch.next !== undefined ? nextCursor(job.id, batch.next) : null,
+            data: batch.pages,
+            ...(error !== undefined ? { error } : {})
+          }))
+        )
+      })
 
     const crawlStatus = (idOrNext: string): Effect.Effect<Web.CrawlJob, RagError.ApiError> => {
       const { id, skip } = parseCursor(idOrNext)

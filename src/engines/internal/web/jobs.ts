@@ -206,10 +206,13 @@ export const makeStore = (o: StoreOptions) =>
 
     const read = (job: Job, skip: number): Effect.Effect<Batch, Error> =>
       Effect.gen(function*() {
+        // the pages visible now: one that becomes visible while this batch is read back belongs
+        // to the next status request, not to this batch's `next`
+        const ready = job.ready
         const refs: Array<PageRef> = []
         let bytes = 0
         let end = skip
-        while (end < job.ready && refs.length < o.pageSize) {
+        while (end < ready && refs.length < o.pageSize) {
           const ref = job.refs[end]!
           // a batch holds at least one page (none is over pageBytes: `record` refused it)
           if (refs.length > 0 && bytes + ref.length > o.pageBytes) break
@@ -240,7 +243,7 @@ export const makeStore = (o: StoreOptions) =>
           // cancelled or expired while being read: no pages
           Effect.catchAll((e) => (job.freed ? Effect.succeed([]) : Effect.fail(e)))
         )
-        return { pages, next: end < job.ready ? end : undefined }
+        return { pages, next: end < ready ? end : undefined }
       })
 
     const free = (job: Job) =>
