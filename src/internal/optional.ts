@@ -7,7 +7,7 @@
  *
  * @since 0.1.0
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { createRequire } from "node:module"
 import * as RagError from "../RagError.js"
 
