@@ -17,21 +17,14 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { availableParallelism, loadavg, tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { parseArgs } from "node:util"
-import { cleanEnv, freshProject, largestPackages, npmInstall, sizeOf, warningsOf } from "../scripts/lib/npm-project.mjs"
+import { cleanEnv, freshProject, largestPackages, npmInstall, packTarball, sizeOf, warningsOf } from "../scripts/lib/npm-project.mjs"
 
 const repo = resolve(dirname(new URL(import.meta.url).pathname), "..")
 const { values: args } = parseArgs({ options: { tarball: { type: "string" }, json: { type: "string" } } })
 const work = mkdtempSync(join(tmpdir(), "effect-rag-install-"))
 const loadAtStart = loadavg().map((l) => Math.round(l * 100) / 100)
 
-let tarball = args.tarball && resolve(args.tarball)
-if (tarball === undefined) {
-  for (const argv of [["run", "build"], ["pack", "--ignore-scripts", "--json", "--pack-destination", work]]) {
-    const r = spawnSync("npm", argv, { cwd: repo, encoding: "utf8" })
-    if (r.status !== 0) throw new Error(`npm ${argv[0]} failed:\n${r.stdout}${r.stderr}`)
-    if (argv[0] === "pack") tarball = join(work, JSON.parse(r.stdout)[0].filename)
-  }
-}
+const tarball = args.tarball === undefined ? packTarball(repo, work) : resolve(args.tarball)
 
 const pkg = JSON.parse(readFileSync(join(repo, "package.json"), "utf8"))
 const at = (name) => `${name}@${pkg.peerDependencies[name]}`

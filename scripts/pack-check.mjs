@@ -16,7 +16,7 @@ import { createServer } from "node:http"
 import { tmpdir } from "node:os"
 import { basename, delimiter, dirname, join, resolve } from "node:path"
 import { parseArgs } from "node:util"
-import { cleanEnv, freshProject, largestPackages, npmInstall, packagesIn, sizeOf, warningsOf } from "./lib/npm-project.mjs"
+import { cleanEnv, freshProject, largestPackages, npmInstall, packagesIn, packTarball, sizeOf, warningsOf } from "./lib/npm-project.mjs"
 
 const repo = resolve(dirname(new URL(import.meta.url).pathname), "..")
 const { values: args } = parseArgs({
@@ -46,14 +46,7 @@ const run = (cmd, argv, options = {}) => {
 
 // 1. the tarball
 const work = mkdtempSync(join(tmpdir(), "effect-rag-pack-"))
-let tarball = args.tarball && resolve(args.tarball)
-if (tarball === undefined) {
-  const built = run("npm", ["run", "build"], { cwd: repo, env: process.env })
-  if (built.code !== 0) throw new Error(`npm run build failed:\n${built.out}${built.err}`)
-  const packed = run("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", work], { cwd: repo, env: process.env })
-  if (packed.code !== 0) throw new Error(`npm pack failed:\n${packed.err}`)
-  tarball = join(work, JSON.parse(packed.out)[0].filename)
-}
+const tarball = args.tarball === undefined ? packTarball(repo, work) : resolve(args.tarball)
 console.log(`tarball ${basename(tarball)}`)
 
 // 2. a fresh project, the install a user runs. The warnings that Effect's own platform packages

@@ -56,3 +56,14 @@ export const packagesIn = (nodeModules) =>
 export const largestPackages = (nodeModules, top = 8) =>
   packagesIn(nodeModules).map((name) => ({ name, mb: sizeOf(join(nodeModules, name)) / 1e6 }))
     .sort((a, b) => b.mb - a.mb).slice(0, top)
+
+/** Builds the package at `repo` and packs it into `dir` (no lifecycle scripts run twice); the tarball's path. */
+export const packTarball = (repo, dir) => {
+  let tarball
+  for (const argv of [["run", "build"], ["pack", "--ignore-scripts", "--json", "--pack-destination", dir]]) {
+    const r = spawnSync("npm", argv, { cwd: repo, encoding: "utf8", maxBuffer: 64 << 20 })
+    if (r.status !== 0) throw new Error(`npm ${argv[0]} failed:\n${r.stdout}${r.stderr}`)
+    if (argv[0] === "pack") tarball = join(dir, JSON.parse(r.stdout)[0].filename)
+  }
+  return tarball
+}
