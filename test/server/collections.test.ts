@@ -111,6 +111,8 @@ describe("server: collection routes and API keys", () => {
       }
       // a collection that does not exist answers as one the key may not read (no existence oracle)
       expect((yield* call(url, "POST", "/v1/collections/missing/query", keyA, { query: "x" })).status).toBe(403)
+      // a key that may read every collection: an unknown one is a 404
+      expect((yield* call(url, "POST", "/v1/collections/missing/query", keyAll, { query: "x" })).status).toBe(404)
       // internal manifest tables are not collections
       expect((yield* call(url, "GET", "/v1/collections/shared__ingest/documents", keyAll)).status).toBe(404)
       expect((yield* call(url, "GET", "/v1/collections", keyAll)).json.data).toEqual([{ name: "shared" }])
