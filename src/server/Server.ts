@@ -25,7 +25,7 @@ import * as Firecrawl from "./internal/firecrawl.js"
 import { hasBody, lingerOnClose, nodeRequest } from "./internal/body.js"
 import * as Limits from "./internal/limits.js"
 import * as State from "./internal/state.js"
-import { errorResponse, tcpUrl } from "./internal/wire.js"
+import { clipEcho, errorResponse, tcpUrl } from "./internal/wire.js"
 import * as CollectionRoutes from "./routes/collections.js"
 import * as GenerativeRoutes from "./routes/generative.js"
 import * as ModelRoutes from "./routes/models.js"
@@ -131,13 +131,16 @@ const methodsAt = (path: string): ReadonlyArray<string> => [
  * other methods, a 405 in Firecrawl's body with an `Allow` header listing them; the library's
  * own paths keep their 404.
  */
-const notFound = Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
+const notFound = Effect.gen(function*() {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const { echoChars } = yield* Limits.ServerLimits
   const path = new URL(request.url, "http://x").pathname
+  const quoted = clipEcho(path, echoChars)
   const allowed = Firecrawl.isFirecrawlPath(path) ? methodsAt(path) : []
   if (allowed.length > 0) {
     return Firecrawl.errorResponse({
       status: 405,
-      message: `${request.method} is not allowed on ${path} (allowed: ${allowed.join(", ")})`,
+      message: `${request.method} is not allowed on ${quoted} (allowed: ${allowed.join(", ")})`,
       type: "invalid_request_error",
       code: "method_not_allowed",
       headers: { allow: allowed.join(", ") }
@@ -145,7 +148,7 @@ const notFound = Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
   }
   return errorResponseFor(request.url)({
     status: 404,
-    message: `no route for ${request.method} ${path}`,
+    message: `no route for ${request.method} ${quoted}`,
     type: "not_found_error",
     code: null
   })

@@ -93,6 +93,7 @@ const limitSpecs = {
   uploadBytesInFlight: ["upload-memory-bytes", "upload bytes held in memory at once, across uploads (default 256 MiB); more: 503"],
   crawlLimit: ["max-crawl-limit", "largest limit (pages) of one crawl (default 10000); more: 400"],
   batchUrls: ["max-batch-urls", "URLs of one batch scrape (default 1000); more: 400"],
+  mapLimit: ["max-map-limit", "largest limit (links) of one map (default 30000); more: 400"],
   crawlJobs: ["max-crawl-jobs", "crawl and batch scrape jobs running at once (default 4); more: 429"],
   echoChars: ["max-echo-chars", "characters of a URL or other input an error message quotes (default 1024)"],
   crawlPageBytes: ["crawl-page-bytes", "bytes of pages (JSON) in one crawl status response, more behind next; a larger page is a failed page (default 10 MiB)"],
@@ -176,6 +177,7 @@ export const command = Command.make("serve", { host, port, embedder, reranker, a
       uploadBytesInFlight: given(o.uploadBytesInFlight),
       crawlLimit: given(o.crawlLimit),
       batchUrls: given(o.batchUrls),
+      mapLimit: given(o.mapLimit),
       crawlJobs: given(o.crawlJobs),
       echoChars: given(o.echoChars)
     }
