@@ -32,7 +32,12 @@ const byExtension: Record<string, Format> = {
   ".htm": "html",
   ".xhtml": "html",
   ".txt": "txt",
-  ".md": "txt",
+  ".md": "markdown",
+  ".markdown": "markdown",
+  ".mdown": "markdown",
+  ".mkd": "markdown",
+  ".mdx": "markdown",
+  ".ipynb": "notebook",
   ".text": "txt",
   ".log": "txt",
   ".svg": "svg",
@@ -61,6 +66,8 @@ const byMime = (mime: string | undefined): Format | undefined => {
   if (m === "application/json") return "json"
   if (m === "text/html") return "html"
   if (m === "application/xml" || m === "text/xml") return "xml"
+  if (m === "text/markdown" || m === "text/x-markdown") return "markdown"
+  if (m === "application/x-ipynb+json") return "notebook"
   if (m === "text/plain") return "txt"
   return undefined
 }

@@ -17,6 +17,8 @@ const once = <A>(load: () => Promise<A>): () => Promise<A> => {
 }
 const docx = once(() => import("./docx.js"))
 const formats = once(() => import("./formats.js"))
+const frontmatter = once(() => import("./frontmatter.js"))
+const notebook = once(() => import("./notebook.js"))
 const pdf = once(() => import("./pdf.js"))
 const pptx = once(() => import("./pptx.js"))
 const sheet = once(() => import("./sheet.js"))
@@ -113,6 +115,10 @@ const byFormat = async (format: Format, req: ExtractRequest): Promise<Extracted>
       return (await formats()).extractHtml(data)
     case "txt":
       return (await text()).extractTxt(data)
+    case "markdown":
+      return (await frontmatter()).extractMarkdown(data)
+    case "notebook":
+      return (await notebook()).extractNotebook(data)
     case "svg":
       return (await formats()).extractSvg(data, options)
     case "image":
