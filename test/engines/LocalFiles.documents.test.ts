@@ -1,9 +1,10 @@
 /**
  * The formats of issue 26 through the `Upload` service (the local engine, in its extraction
- * processes): Markdown front matter, Jupyter notebooks, each file's own `format`, and the
- * chunk's `section` for citations. The documents are small ones written here in the shapes the
- * tools that make them write (Jekyll/Hugo front matter, nbformat 4 and 3); the benchmark corpus
- * holds the third-party ones.
+ * processes): Markdown front matter, Jupyter notebooks, OpenDocument text, spreadsheet and
+ * presentation (packages and flat XML, with a zip bomb and a DTD), each file's own `format`,
+ * and the chunk's `section` for citations. The documents are small ones written here in the
+ * shapes the tools that make them write (Jekyll/Hugo front matter, nbformat 4 and 3,
+ * LibreOffice's ODF packages); the benchmark corpus holds the third-party ones.
  */
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect } from "effect"
@@ -11,6 +12,7 @@ import * as Upload from "../../src/api/Upload.js"
 import { blocks } from "../../src/engines/internal/chunk/chunker.js"
 import * as LocalFiles from "../../src/engines/LocalFiles.js"
 import { fixtureFile, manifest } from "./fixtures.js"
+import { flatOdf, metaXml, odfPackage } from "./odf-docs.js"
 
 const enc = new TextEncoder()
 const file = (name: string, text: string): Upload.UploadFile => ({ name, data: enc.encode(text) })
@@ -230,4 +232,95 @@ describe("chunk blocks", () => {
       { kind: "heading", text: "# H" }
     ])
   })
+})
+
+const odtBody = `<office:text><text:sequence-decls/><text:h text:style-name="H1" text:outline-level="1">Annual <text:span>report</text:span></text:h>
+<text:p text:style-name="P1">First   paragraph<text:s text:c="3"/>with <text:a xlink:href="https://x.test">a link</text:a>.<text:note text:id="ftn1" text:note-class="footnote"><text:note-citation>1</text:note-citation><text:note-body><text:p>The footnote text.</text:p></text:note-body></text:note></text:p>
+<text:list text:style-name="L1"><text:list-item><text:p>one</text:p><text:list><text:list-item><text:p>nested</text:p></text:list-item></text:list></text:list-item><text:list-item><text:p>two</text:p></text:list-item></text:list>
+<table:table table:name="Table1"><table:table-column table:number-columns-repeated="3"/><table:table-header-rows><table:table-row><table:table-cell office:value-type="string"><text:p>Name</text:p></table:table-cell><table:table-cell table:number-columns-spanned="2"><text:p>Value</text:p></table:table-cell><table:covered-table-cell/></table:table-row></table:table-header-rows><table:table-row><table:table-cell><text:p>a|b</text:p></table:table-cell><table:table-cell><text:p>1</text:p></table:table-cell><table:table-cell><text:p>2</text:p></table:table-cell></table:table-row></table:table>
+<text:h text:outline-level="2">Second</text:h><text:p>After<office:annotation><dc:creator>Bob</dc:creator><text:p>check this</text:p></office:annotation> text.</text:p>
+<text:tracked-changes><text:changed-region text:id="c1"><text:deletion><text:p>deleted words</text:p></text:deletion></text:changed-region></text:tracked-changes>
+<text:section text:name="S1"><text:p>In a section <draw:frame draw:name="Image1"><draw:image xlink:href="Pictures/x.png"/><svg:title>A chart of sales</svg:title></draw:frame></text:p></text:section>
+</office:text>`
+
+const odtText = "# Annual report\n\nFirst paragraph with a link.[1]\n\n- one\n  - nested\n- two\n\n" +
+  "| Name | Value |  |\n| --- | --- | --- |\n| a\\|b | 1 | 2 |\n\n## Second\n\nAfter text.\n\nIn a section A chart of sales\n\n" +
+  "Notes:\n\n[1] The footnote text.\n\nComments:\n\n- Bob: check this"
+
+const odpBody = `<office:presentation><draw:page draw:name="page1"><draw:frame presentation:class="title"><draw:text-box><text:p>Quarterly review</text:p></draw:text-box></draw:frame><draw:frame presentation:class="outline"><draw:text-box><text:list><text:list-item><text:p>Revenue up</text:p></text:list-item><text:list-item><text:p>Costs down</text:p></text:list-item></text:list></draw:text-box></draw:frame><draw:frame presentation:class="page-number"><draw:text-box><text:p>1</text:p></draw:text-box></draw:frame><presentation:notes><draw:page-thumbnail presentation:class="page"/><draw:frame presentation:class="notes"><draw:text-box><text:p>Mention the new office.</text:p></draw:text-box></draw:frame></presentation:notes></draw:page><draw:page draw:name="page2"><draw:frame><table:table><table:table-row><table:table-cell><text:p>Region</text:p></table:table-cell><table:table-cell><text:p>Total</text:p></table:table-cell></table:table-row><table:table-row><table:table-cell><text:p>North</text:p></table:table-cell><table:table-cell><text:p>12</text:p></table:table-cell></table:table-row></table:table></draw:frame></draw:page></office:presentation>`
+
+// LibreOffice writes a sheet's unused rows and columns as one repeated row of repeated cells
+const odsBody = `<office:spreadsheet><table:table table:name="Sales"><table:table-column table:number-columns-repeated="2"/><table:table-row><table:table-cell office:value-type="string"><text:p>Region</text:p></table:table-cell><table:table-cell office:value-type="string"><text:p>Total</text:p></table:table-cell></table:table-row><table:table-row><table:table-cell office:value-type="string"><text:p>North</text:p></table:table-cell><table:table-cell office:value-type="float" office:value="12.5"><text:p>12.5</text:p></table:table-cell></table:table-row><table:table-row table:number-rows-repeated="1048574"><table:table-cell table:number-columns-repeated="1024"/></table:table-row></table:table><table:table table:name="Costs"><table:table-row><table:table-cell office:value-type="string"><text:p>Rent</text:p></table:table-cell></table:table-row></table:table></office:spreadsheet>`
+
+layer(LocalFiles.layer({ timeout: "60 seconds" }))("OpenDocument through the Upload service", (it) => {
+  it.effect("ODT and flat FODT: headings, lists, tables, notes, comments; no deleted text; meta as title and properties", () =>
+    Effect.gen(function*() {
+      const upload = yield* Upload.Upload
+      const meta = metaXml("The annual report", "What the year brought", ["finance", "2024"])
+      for (const f of [{ name: "report.odt", data: odfPackage("odt", odtBody, meta) }, { name: "report.fodt", data: flatOdf("odt", odtBody, meta) }]) {
+        const r = yield* upload.extractChunks(f)
+        expect([r.type, r.format]).toEqual(["docx", "odt"])
+        expect(r.data.data.chunks.map((c) => c.content).join("\n\n")).toBe(odtText)
+        expect(r.data.data.metadata.title).toBe("The annual report")
+        expect(r.data.data.metadata.description).toBe("What the year brought")
+        expect(r.data.data.metadata.properties).toEqual({
+          creator: "Ada Lovelace",
+          generator: "LibreOffice/7.4.7.2$Linux_X86_64",
+          keywords: "finance, 2024"
+        })
+        expect(r.usage.total_pages).toBe(2)
+        expect(r.data.data.chunks.map((c) => c.section)).toEqual(["Annual report", "Second"])
+      }
+      // detected by content: an ODT without its extension
+      const bare = yield* upload.extract({ name: "report", data: odfPackage("odt", odtBody) })
+      expect(bare.format).toBe("odt")
+    }))
+
+  it.effect("ODP: one page per slide, the title as heading and name, notes; footers and slide numbers left out", () =>
+    Effect.gen(function*() {
+      const upload = yield* Upload.Upload
+      const r = yield* upload.extract({ name: "deck.odp", data: odfPackage("odp", odpBody) }, { page_based: true })
+      expect([r.type, r.format]).toEqual(["pptx", "odp"])
+      expect(r.pages).toEqual([
+        { page: 1, name: "Quarterly review", content: "## Quarterly review\n\n- Revenue up\n- Costs down\n\n### Notes\n\nMention the new office." },
+        { page: 2, name: "page2", content: "| Region | Total |\n| --- | --- |\n| North | 12 |" }
+      ])
+      const flat = yield* upload.extract({ name: "deck.fodp", data: flatOdf("odp", odpBody) })
+      expect(flat.content).toBe(r.content)
+    }))
+
+  it.effect("ODS and flat FODS: every sheet as a table, chunks name their sheet; a million repeated empty rows cost nothing", () =>
+    Effect.gen(function*() {
+      const upload = yield* Upload.Upload
+      for (const f of [{ name: "sales.ods", data: odfPackage("ods", odsBody, metaXml("Sales", "")) }, { name: "sales.fods", data: flatOdf("ods", odsBody) }]) {
+        const r = yield* upload.extractChunks(f)
+        expect([r.type, r.format]).toEqual(["xlsx", "ods"])
+        expect(r.data.data.chunks.map((c) => [c.content, c.from_page, c.from_sheet])).toEqual([
+          ["## Sales\n\n| Region | Total |\n| --- | --- |\n| North | 12.5 |", 1, "Sales"],
+          ["## Costs\n\n| Rent |\n| --- |", 2, "Costs"]
+        ])
+      }
+    }))
+
+  it.effect("hostile ODF: a zip bomb is limit_exceeded, a DTD (billion laughs) is corrupt, a package without content.xml is corrupt", () =>
+    Effect.gen(function*() {
+      const upload = yield* Upload.Upload
+      const reason = (f: Upload.UploadFile) =>
+        Effect.map(Effect.flip(upload.extract(f)), (e) => (e._tag === "ExtractionError" ? e.reason : e._tag))
+      const big = `<office:text><text:p>${"A".repeat(40 * 1024 * 1024)}</text:p></office:text>`
+      const bomb = odfPackage("odt", big)
+      expect(bomb.length).toBeLessThan(200_000)
+      expect(yield* reason({ name: "bomb.odt", data: bomb })).toBe("limit_exceeded")
+      const lol = `<!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;"><!ENTITY lol3 "&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;">]>`
+      const flat = new TextDecoder().decode(flatOdf("odt", "<office:text><text:p>&lol3;</text:p></office:text>"))
+        .replace("?>\n", `?>\n${lol}`)
+      expect(yield* reason({ name: "lol.fodt", data: enc.encode(flat) })).toBe("corrupt")
+      const inPackage = odfPackage("ods", odsBody, undefined, {
+        "content.xml": enc.encode(`<?xml version="1.0"?>${lol}<office:document-content><office:body>&lol3;</office:body></office:document-content>`)
+      })
+      expect(yield* reason({ name: "lol.ods", data: inPackage })).toBe("corrupt")
+      const { zipSync } = yield* Effect.promise(() => import("fflate"))
+      const empty = zipSync({ mimetype: [enc.encode("application/vnd.oasis.opendocument.text"), { level: 0 }], "meta.xml": enc.encode("<x/>") })
+      expect(yield* reason({ name: "empty.odt", data: empty })).toBe("corrupt")
+    }))
 })

@@ -49,6 +49,9 @@ export type Format =
   | "txt"
   | "markdown"
   | "notebook"
+  | "odt"
+  | "ods"
+  | "odp"
   | "svg"
   | "image"
   | "audio"
@@ -67,7 +70,12 @@ export const wireType = (format: Format): string => {
     case "audio":
       return format
     case "xls":
+    case "ods":
       return "xlsx"
+    case "odt":
+      return "docx"
+    case "odp":
+      return "pptx"
     case "svg":
       return "image"
     default:
