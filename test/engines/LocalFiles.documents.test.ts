@@ -302,7 +302,7 @@ layer(LocalFiles.layer({ timeout: "60 seconds" }))("OpenDocument through the Upl
       }
     }))
 
-  it.effect("hostile ODF: a zip bomb is limit_exceeded, a DTD (billion laughs) is corrupt, a package without content.xml is corrupt", () =>
+  it.effect("hostile ODF: a zip bomb is limit_exceeded, a DTD (billion laughs) is corrupt, a package without content.xml is corrupt; data descriptors are no bomb", () =>
     Effect.gen(function*() {
       const upload = yield* Upload.Upload
       const reason = (f: Upload.UploadFile) =>
@@ -319,7 +319,30 @@ layer(LocalFiles.layer({ timeout: "60 seconds" }))("OpenDocument through the Upl
         "content.xml": enc.encode(`<?xml version="1.0"?>${lol}<office:document-content><office:body>&lol3;</office:body></office:document-content>`)
       })
       expect(yield* reason({ name: "lol.ods", data: inPackage })).toBe("corrupt")
-      const { zipSync } = yield* Effect.promise(() => import("fflate"))
+      const { Zip, ZipDeflate, ZipPassThrough, zipSync } = yield* Effect.promise(() => import("fflate"))
+      // a package written as OpenOffice writes it: entries with data descriptors (no sizes in
+      // the local headers); 1.5 MiB of words inflating ~5 times is no bomb
+      const words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
+      let seed = 7
+      const para = () => Array.from({ length: 12 }, () => words[(seed = (seed * 48271) % 2147483647) % 8]).join(" ")
+      const long = Array.from({ length: 20_000 }, () => `<text:p>${para()}</text:p>`).join("")
+      const parts: Array<Uint8Array> = []
+      const streamed = new Zip((err, chunk) => {
+        if (err) throw err
+        parts.push(chunk)
+      })
+      const entry = (name: string, data: Uint8Array, store: boolean) => {
+        const e = store ? new ZipPassThrough(name) : new ZipDeflate(name, { level: 6 })
+        streamed.add(e)
+        e.push(data, true)
+      }
+      entry("mimetype", enc.encode("application/vnd.oasis.opendocument.text"), true)
+      entry("content.xml", enc.encode(`<?xml version="1.0"?><office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"><office:body><office:text>${long}</office:text></office:body></office:document-content>`), false)
+      streamed.end()
+      const descriptorOdt = new Uint8Array(Buffer.concat(parts))
+      expect(descriptorOdt[6]! & 0x08).toBe(0x08) // general purpose flag bit 3: sizes in a data descriptor
+      const ok = yield* upload.extract({ name: "descriptors.odt", data: descriptorOdt })
+      expect(ok.content.split("\n\n").length).toBe(20_000)
       const empty = zipSync({ mimetype: [enc.encode("application/vnd.oasis.opendocument.text"), { level: 0 }], "meta.xml": enc.encode("<x/>") })
       expect(yield* reason({ name: "empty.odt", data: empty })).toBe("corrupt")
     }))
