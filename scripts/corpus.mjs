@@ -245,6 +245,7 @@ export const odfText = (data, format) => {
   let line = ""
   let depth = 0
   let skip = 0
+  let repeat = 1 // a spreadsheet cell written once for N equal columns (table:number-columns-repeated)
   const re = /<(\/?)([\w.-]+:[\w.-]+)\b([^>]*?)(\/?)>|([^<]+)/g
   let m
   while ((m = re.exec(xml))) {
@@ -263,11 +264,14 @@ export const odfText = (data, format) => {
       const name = /table:name="([^"]*)"/.exec(attrs)?.[1]
       if (name) lines.push(decodeEntities(name))
     }
+    if (tag === "table:table-cell" && !selfClosing) {
+      repeat = close ? 1 : Math.min(1000, Number(/table:number-columns-repeated="(\d+)"/.exec(attrs)?.[1] ?? 1))
+    }
     if (tag === "text:p" || tag === "text:h") {
       if (selfClosing) continue
       if (!close) depth++
       else if (--depth === 0) {
-        if (line.trim()) lines.push(line)
+        if (line.trim()) for (let i = 0; i < repeat; i++) lines.push(line)
         line = ""
       }
     } else if (depth > 0 && tag === "text:s") line += " ".repeat(Number(/text:c="(\d+)"/.exec(attrs)?.[1] ?? 1))
@@ -344,7 +348,7 @@ export const referenceTool = {
   markdown: "decoded text after the front matter block",
   notebook: "cell sources, then output text (stream, text/plain, ename: evalue)",
   odt: "text:p and text:h of content.xml in document order",
-  ods: "each sheet's name, then the text:p of its cells, from content.xml in document order",
+  ods: "each sheet's name, then the text:p of its cells (repeated cells repeated), from content.xml in document order",
   odp: "text:p and text:h of content.xml in document order"
 }
 

@@ -80,7 +80,6 @@ const skipped = new Set([
   "draw:image",
   "svg:title",
   "svg:desc",
-  "text:bookmark-ref",
   "text:sequence-decls",
   "text:variable-decls",
   "text:user-field-decls",
