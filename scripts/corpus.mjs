@@ -23,7 +23,8 @@
  * decoded text after its front matter block; notebook → each cell's source, then its outputs'
  * text (stream text, `text/plain`, `ename: evalue`), read from the JSON here; odt, ods, odp →
  * the text of every `text:p`/`text:h` of `content.xml` in document order (tracked deletions
- * left out; ods: each sheet's name before its cells), read here.
+ * left out; ods: each sheet's name before its cells), read here; epub → the text nodes of the
+ * spine's XHTML documents in spine order, read here.
  */
 import { execFileSync, spawnSync } from "node:child_process"
 import { createHash } from "node:crypto"
@@ -281,6 +282,29 @@ export const odfText = (data, format) => {
   return lines.join("\n")
 }
 
+/** An EPUB's text: the text nodes of its spine's XHTML documents in spine order (head, scripts, styles left out). */
+const epubText = (data) => {
+  const zip = unzipSync(new Uint8Array(data))
+  const part = (n) => (zip[n] ? new TextDecoder().decode(zip[n]) : "")
+  const opfPath = /full-path="([^"]+)"/.exec(part("META-INF/container.xml"))?.[1] ?? ""
+  const opf = part(opfPath)
+  const dir = opfPath.includes("/") ? opfPath.slice(0, opfPath.lastIndexOf("/") + 1) : ""
+  const items = new Map()
+  for (const m of opf.matchAll(/<(?:\w+:)?item\b[^>]*>/g)) {
+    const id = /\bid="([^"]+)"/.exec(m[0])?.[1]
+    const href = /\bhref="([^"]+)"/.exec(m[0])?.[1]
+    if (id && href) items.set(id, decodeURIComponent(href))
+  }
+  const out = []
+  for (const m of opf.matchAll(/<(?:\w+:)?itemref\b[^>]*\bidref="([^"]+)"/g)) {
+    const href = items.get(m[1])
+    if (!href || !/\.x?html?$/i.test(href)) continue
+    const body = part(dir + href).replace(/<head[\s\S]*?<\/head>|<script[\s\S]*?<\/script>|<style[\s\S]*?<\/style>/gi, "")
+    for (const t of body.replace(/<!--[\s\S]*?-->/g, "").split(/<[^>]*>/)) if (t.trim()) out.push(decodeEntities(t.trim()))
+  }
+  return out.join("\n")
+}
+
 const run = (cmd, argv, input) => {
   const r = spawnSync(cmd, argv, { input, maxBuffer: 512 * 1024 * 1024, timeout: 120_000 })
   if (r.status !== 0) throw new Error(`${cmd} failed: ${String(r.stderr ?? r.error).slice(0, 300)}`)
@@ -349,7 +373,8 @@ export const referenceTool = {
   notebook: "cell sources, then output text (stream, text/plain, ename: evalue)",
   odt: "text:p and text:h of content.xml in document order",
   ods: "each sheet's name, then the text:p of its cells (repeated cells repeated), from content.xml in document order",
-  odp: "text:p and text:h of content.xml in document order"
+  odp: "text:p and text:h of content.xml in document order",
+  epub: "text nodes of the spine's XHTML documents in spine order (head, scripts, styles left out)"
 }
 
 export const referenceOf = (entry, file) => {
@@ -375,6 +400,8 @@ export const referenceOf = (entry, file) => {
       return markdownText(data)
     case "notebook":
       return notebookText(data)
+    case "epub":
+      return epubText(data)
     case "odt":
     case "ods":
     case "odp":

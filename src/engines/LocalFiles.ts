@@ -3,7 +3,7 @@
  * program switches between the remote upload endpoint and local extraction by swapping one
  * layer.
  *
- * Formats: PDF, DOCX, PPTX, XLSX, XLS, OpenDocument (ODT, ODS, ODP and their flat forms), CSV, JSON, XML, HTML, TXT, Markdown (front matter as
+ * Formats: PDF, DOCX, PPTX, XLSX, XLS, OpenDocument (ODT, ODS, ODP and their flat forms), EPUB, CSV, JSON, XML, HTML, TXT, Markdown (front matter as
  * metadata), Jupyter notebooks, SVG and raster images (OCR, offline). A result's `type` is the
  * spec's category (`text` for HTML, `xlsx` for XLS); its `format` extension is the file's own. Audio is transcribed only when a speech service is configured (`speech`, e.g. the
  * remote upload endpoint through {@link layerWithRemoteSpeech}); otherwise it fails with

@@ -1,13 +1,14 @@
 /**
  * The formats of issue 26 through the `Upload` service (the local engine, in its extraction
  * processes): Markdown front matter, Jupyter notebooks, OpenDocument text, spreadsheet and
- * presentation (packages and flat XML, with a zip bomb and a DTD), each file's own `format`,
+ * presentation (packages and flat XML, with a zip bomb and a DTD), EPUB 2 and 3, each file's own `format`,
  * and the chunk's `section` for citations. The documents are small ones written here in the
  * shapes the tools that make them write (Jekyll/Hugo front matter, nbformat 4 and 3,
  * LibreOffice's ODF packages); the benchmark corpus holds the third-party ones.
  */
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import { zipSync } from "fflate"
 import * as Upload from "../../src/api/Upload.js"
 import { blocks } from "../../src/engines/internal/chunk/chunker.js"
 import * as LocalFiles from "../../src/engines/LocalFiles.js"
@@ -319,7 +320,7 @@ layer(LocalFiles.layer({ timeout: "60 seconds" }))("OpenDocument through the Upl
         "content.xml": enc.encode(`<?xml version="1.0"?>${lol}<office:document-content><office:body>&lol3;</office:body></office:document-content>`)
       })
       expect(yield* reason({ name: "lol.ods", data: inPackage })).toBe("corrupt")
-      const { Zip, ZipDeflate, ZipPassThrough, zipSync } = yield* Effect.promise(() => import("fflate"))
+      const { Zip, ZipDeflate, ZipPassThrough } = yield* Effect.promise(() => import("fflate"))
       // a package written as OpenOffice writes it: entries with data descriptors (no sizes in
       // the local headers); 1.5 MiB of words inflating ~5 times is no bomb
       const words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
@@ -345,5 +346,63 @@ layer(LocalFiles.layer({ timeout: "60 seconds" }))("OpenDocument through the Upl
       expect(ok.content.split("\n\n").length).toBe(20_000)
       const empty = zipSync({ mimetype: [enc.encode("application/vnd.oasis.opendocument.text"), { level: 0 }], "meta.xml": enc.encode("<x/>") })
       expect(yield* reason({ name: "empty.odt", data: empty })).toBe("corrupt")
+    }))
+})
+
+/** An EPUB as a book tool writes one: stored `mimetype` first, the container, the OPF, chapters. */
+const epub = (version: 2 | 3, chapters: Record<string, string>, extra: Record<string, Uint8Array> = {}) => {
+  const xhtml = (body: string) =>
+    enc.encode(`<?xml version="1.0" encoding="utf-8"?><!DOCTYPE html><html xmlns="http://www.w3.org/1999/xhtml" xmlns:epub="http://www.idpf.org/2007/ops"><head><title>x</title><style>p{}</style></head><body>${body}</body></html>`)
+  const nav = `<nav epub:type="toc"><ol><li><a href="text/ch2.xhtml">The Second Chapter</a></li><li><a href="text/ch1.xhtml#start">Opening</a></li></ol></nav>`
+  const ncx = `<?xml version="1.0"?><ncx xmlns="http://www.daisy.org/z3986/2005/ncx/" version="2005-1"><navMap><navPoint id="n1" playOrder="1"><navLabel><text>Opening</text></navLabel><content src="text/ch1.xhtml"/></navPoint><navPoint id="n2" playOrder="2"><navLabel><text>The Second Chapter</text></navLabel><content src="text/ch2.xhtml"/></navPoint></navMap></ncx>`
+  const opf = `<?xml version="1.0"?><package xmlns="http://www.idpf.org/2007/opf" version="${version}.0" unique-identifier="id"><metadata xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>A Small Book</dc:title><dc:creator>Jane Writer</dc:creator><dc:language>en</dc:language><dc:description>&lt;p&gt;A book &lt;b&gt;about&lt;/b&gt; tests.&lt;/p&gt;</dc:description></metadata>` +
+    `<manifest><item id="ch2" href="text/ch2.xhtml" media-type="application/xhtml+xml"/><item id="ch1" href="text/ch1.xhtml" media-type="application/xhtml+xml"/><item id="cover" href="cover.jpg" media-type="image/jpeg"/>` +
+    (version === 3 ? `<item id="nav" href="nav.xhtml" media-type="application/xhtml+xml" properties="nav"/>` : `<item id="ncx" href="toc.ncx" media-type="application/x-dtbncx+xml"/>`) +
+    `</manifest><spine${version === 2 ? ` toc="ncx"` : ""}><itemref idref="cover"/><itemref idref="ch1"/><itemref idref="ch2"/></spine></package>`
+  return zipSync({
+    mimetype: [enc.encode("application/epub+zip"), { level: 0 }],
+    "META-INF/container.xml": enc.encode(`<?xml version="1.0"?><container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles><rootfile full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/></rootfiles></container>`),
+    "OEBPS/content.opf": enc.encode(opf),
+    ...(version === 3 ? { "OEBPS/nav.xhtml": xhtml(nav) } : { "OEBPS/toc.ncx": enc.encode(ncx) }),
+    ...Object.fromEntries(Object.entries(chapters).map(([k, v]) => [`OEBPS/text/${k}`, xhtml(v)])),
+    ...extra
+  })
+}
+
+const chapters = {
+  "ch1.xhtml": `<p id="start">It was a quiet morning in the valley.</p><p>The river ran &amp; the mill turned.</p>`,
+  "ch2.xhtml": `<h2>Chapter Two</h2><p>Evening came.</p><table><tr><th>Day</th><th>Miles</th></tr><tr><td>Monday</td><td>12</td></tr></table>`
+}
+
+layer(LocalFiles.layer({ timeout: "60 seconds" }))("EPUB through the Upload service", (it) => {
+  it.effect("EPUB 3 and EPUB 2: chapters in spine order, one page each named from the navigation; metadata from the OPF", () =>
+    Effect.gen(function*() {
+      const upload = yield* Upload.Upload
+      for (const version of [3, 2] as const) {
+        const r = yield* upload.extractChunks({ name: `book${version}.epub`, data: epub(version, chapters) })
+        expect([r.type, r.format]).toEqual(["text", "epub"])
+        expect(r.data.data.chunks.map((c) => [c.from_page, c.section, c.content])).toEqual([
+          [1, "Opening", "# Opening\n\nIt was a quiet morning in the valley.\n\nThe river ran & the mill turned."],
+          [2, "Chapter Two", "## Chapter Two\n\nEvening came.\n\n| Day | Miles |\n| --- | --- |\n| Monday | 12 |"]
+        ])
+        expect(r.usage.total_pages).toBe(2)
+        const meta = r.data.data.metadata
+        expect([meta.title, meta.description]).toEqual(["A Small Book", "A book about tests."])
+        expect(meta.properties).toEqual({ creator: "Jane Writer", language: "en" })
+        const pages = yield* upload.extract({ name: `book${version}.epub`, data: epub(version, chapters) }, { page_based: true })
+        expect(pages.pages?.map((p) => p.name)).toEqual(["Opening", "The Second Chapter"])
+      }
+    }))
+
+  it.effect("hostile EPUB: a zip bomb chapter is limit_exceeded; no container or OPF is corrupt", () =>
+    Effect.gen(function*() {
+      const upload = yield* Upload.Upload
+      const reason = (f: Upload.UploadFile) =>
+        Effect.map(Effect.flip(upload.extract(f)), (e) => (e._tag === "ExtractionError" ? e.reason : e._tag))
+      const bomb = epub(3, { ...chapters, "ch1.xhtml": `<p>${"A".repeat(40 * 1024 * 1024)}</p>` })
+      expect(bomb.length).toBeLessThan(200_000)
+      expect(yield* reason({ name: "bomb.epub", data: bomb })).toBe("limit_exceeded")
+      const noContainer = zipSync({ mimetype: [enc.encode("application/epub+zip"), { level: 0 }], "a.xhtml": enc.encode("<p>x</p>") })
+      expect(yield* reason({ name: "broken.epub", data: noContainer })).toBe("corrupt")
     }))
 })

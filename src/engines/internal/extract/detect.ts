@@ -38,6 +38,7 @@ const byExtension: Record<string, Format> = {
   ".mkd": "markdown",
   ".mdx": "markdown",
   ".ipynb": "notebook",
+  ".epub": "epub",
   ".odt": "odt",
   ".ott": "odt",
   ".fodt": "odt",
@@ -76,6 +77,7 @@ const byMime = (mime: string | undefined): Format | undefined => {
   if (m === "text/html") return "html"
   if (m === "application/xml" || m === "text/xml") return "xml"
   if (m.startsWith("application/vnd.oasis.opendocument.")) return odfKind(m)
+  if (m === "application/epub+zip") return "epub"
   if (m === "text/markdown" || m === "text/x-markdown") return "markdown"
   if (m === "application/x-ipynb+json") return "notebook"
   if (m === "text/plain") return "txt"
@@ -105,7 +107,9 @@ export const detect = (name: string, data: Uint8Array, mime?: string): Detected 
   if (startsWith(data, [0x50, 0x4b, 0x03, 0x04]) || startsWith(data, [0x50, 0x4b, 0x05, 0x06])) {
     // an ODF package starts with its uncompressed `mimetype` entry (ODF 1.2 §3.3)
     if (ascii(data, 30, 38) === "mimetype") {
-      const kind = odfKind(ascii(data, 38, 38 + 80))
+      const declared = ascii(data, 38, 38 + 80)
+      if (declared.startsWith("application/epub+zip")) return { _tag: "format", format: "epub" }
+      const kind = odfKind(declared)
       if (kind) return { _tag: "format", format: kind }
     }
     const names = zipNames(data)
@@ -115,6 +119,7 @@ export const detect = (name: string, data: Uint8Array, mime?: string): Detected 
       if (names.some((n) => n === "xl/workbook.xml" || n === "xl/workbook.bin")) return { _tag: "format", format: "xlsx" }
     }
     // a damaged OOXML file: trust the extension so the right parser reports the damage
+    if (names?.includes("META-INF/container.xml") && fromName === "epub") return { _tag: "format", format: "epub" }
     if (names?.includes("content.xml") && (fromName === "odt" || fromName === "ods" || fromName === "odp")) {
       return { _tag: "format", format: fromName }
     }

@@ -20,6 +20,7 @@ const formats = once(() => import("./formats.js"))
 const frontmatter = once(() => import("./frontmatter.js"))
 const notebook = once(() => import("./notebook.js"))
 const odf = once(() => import("./odf.js"))
+const epub = once(() => import("./epub.js"))
 const pdf = once(() => import("./pdf.js"))
 const pptx = once(() => import("./pptx.js"))
 const sheet = once(() => import("./sheet.js"))
@@ -109,6 +110,8 @@ const byFormat = async (format: Format, req: ExtractRequest): Promise<Extracted>
       return (await sheet()).extractWorkbook(data, format, options)
     case "odt":
       return imagesOnlyOdf(data, options, "odt", async () => (await odf()).extractOdt(data))
+    case "epub":
+      return (await epub()).extractEpub(data)
     case "odp":
       return imagesOnlyOdf(data, options, "odp", async () => (await odf()).extractOdp(data))
     case "csv":

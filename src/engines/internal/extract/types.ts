@@ -52,6 +52,7 @@ export type Format =
   | "odt"
   | "ods"
   | "odp"
+  | "epub"
   | "svg"
   | "image"
   | "audio"
