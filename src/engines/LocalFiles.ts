@@ -294,7 +294,7 @@ export const make = (options: Options = {}): Effect.Effect<Upload.Service, never
     const inProcess = (file: Upload.UploadFile): boolean =>
       isolate === undefined ||
       (file.data.byteLength > 0 && file.data.byteLength <= inProcessBytes &&
-        (formatFor(file) === "txt" || formatFor(file) === "markdown"))
+        ["txt", "markdown", "rst", "asciidoc"].includes(formatFor(file) ?? ""))
 
     /** Runs the extractor with the time-out, in a child process or inline. */
     const runExtraction = (file: Upload.UploadFile, req: ExtractRequest) =>

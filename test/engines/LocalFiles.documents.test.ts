@@ -11,6 +11,7 @@ import { Effect } from "effect"
 import { zipSync } from "fflate"
 import * as Upload from "../../src/api/Upload.js"
 import { blocks } from "../../src/engines/internal/chunk/chunker.js"
+import { adocHeadings, rstHeadings } from "../../src/engines/internal/extract/markup.js"
 import * as LocalFiles from "../../src/engines/LocalFiles.js"
 import { fixtureFile, manifest } from "./fixtures.js"
 import { flatOdf, metaXml, odfPackage } from "./odf-docs.js"
@@ -404,5 +405,55 @@ layer(LocalFiles.layer({ timeout: "60 seconds" }))("EPUB through the Upload serv
       expect(yield* reason({ name: "bomb.epub", data: bomb })).toBe("limit_exceeded")
       const noContainer = zipSync({ mimetype: [enc.encode("application/epub+zip"), { level: 0 }], "a.xhtml": enc.encode("<p>x</p>") })
       expect(yield* reason({ name: "broken.epub", data: noContainer })).toBe("corrupt")
+    }))
+})
+
+describe("reStructuredText and AsciiDoc headings", () => {
+  it("rst: over- and underlined titles, levels in order of first appearance; transitions and literal blocks stay", () => {
+    const rst = [
+      "=====",
+      "Guide",
+      "=====",
+      "",
+      "Intro text.",
+      "",
+      "Install",
+      "-------",
+      "",
+      "Run this::",
+      "",
+      "    pip install thing",
+      "    ------",
+      "",
+      "Details",
+      "~~~~~~~",
+      "",
+      "----------",
+      "",
+      "Usage",
+      "-----",
+      "Text."
+    ].join("\n")
+    expect(rstHeadings(rst)).toBe(
+      "# Guide\n\nIntro text.\n\n## Install\n\nRun this::\n\n    pip install thing\n    ------\n\n### Details\n\n----------\n\n## Usage\nText."
+    )
+  })
+
+  it("AsciiDoc: = levels (document title), nothing inside delimited blocks", () => {
+    const adoc = "= User Guide\nAda Writer\n\n== Setup\n\n----\n== not a heading\n----\n\n=== Details ===\ntext"
+    expect(adocHeadings(adoc)).toBe("# User Guide\nAda Writer\n\n## Setup\n\n----\n== not a heading\n----\n\n### Details\ntext")
+  })
+})
+
+layer(LocalFiles.layer({ timeout: "60 seconds" }))("reStructuredText and AsciiDoc through the Upload service", (it) => {
+  it.effect("the heading is the title and each chunk's section; the format is the file's own", () =>
+    Effect.gen(function*() {
+      const upload = yield* Upload.Upload
+      const r = yield* upload.extractChunks(file("guide.rst", "Guide\n=====\n\nIntro.\n\nInstall\n-------\n\nSteps."))
+      expect([r.type, r.format, r.data.data.metadata.title]).toEqual(["text", "rst", "Guide"])
+      expect(r.data.data.chunks.map((c) => [c.section, c.content])).toEqual([["Guide", "# Guide\n\nIntro."], ["Install", "## Install\n\nSteps."]])
+      const a = yield* upload.extractChunks(file("guide.adoc", "= Guide\n\n== Install\n\nSteps."))
+      expect([a.format, a.data.data.metadata.title]).toEqual(["asciidoc", "Guide"])
+      expect(a.data.data.chunks.map((c) => c.section)).toEqual(["Guide", "Install"])
     }))
 })

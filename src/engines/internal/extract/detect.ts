@@ -39,6 +39,10 @@ const byExtension: Record<string, Format> = {
   ".mdx": "markdown",
   ".ipynb": "notebook",
   ".epub": "epub",
+  ".rst": "rst",
+  ".rest": "rst",
+  ".adoc": "asciidoc",
+  ".asciidoc": "asciidoc",
   ".odt": "odt",
   ".ott": "odt",
   ".fodt": "odt",
@@ -78,6 +82,8 @@ const byMime = (mime: string | undefined): Format | undefined => {
   if (m === "application/xml" || m === "text/xml") return "xml"
   if (m.startsWith("application/vnd.oasis.opendocument.")) return odfKind(m)
   if (m === "application/epub+zip") return "epub"
+  if (m === "text/x-rst") return "rst"
+  if (m === "text/asciidoc" || m === "text/x-asciidoc") return "asciidoc"
   if (m === "text/markdown" || m === "text/x-markdown") return "markdown"
   if (m === "application/x-ipynb+json") return "notebook"
   if (m === "text/plain") return "txt"

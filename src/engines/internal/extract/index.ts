@@ -21,6 +21,7 @@ const frontmatter = once(() => import("./frontmatter.js"))
 const notebook = once(() => import("./notebook.js"))
 const odf = once(() => import("./odf.js"))
 const epub = once(() => import("./epub.js"))
+const markup = once(() => import("./markup.js"))
 const pdf = once(() => import("./pdf.js"))
 const pptx = once(() => import("./pptx.js"))
 const sheet = once(() => import("./sheet.js"))
@@ -112,6 +113,9 @@ const byFormat = async (format: Format, req: ExtractRequest): Promise<Extracted>
       return imagesOnlyOdf(data, options, "odt", async () => (await odf()).extractOdt(data))
     case "epub":
       return (await epub()).extractEpub(data)
+    case "rst":
+    case "asciidoc":
+      return (await markup()).extractMarkup(data, format)
     case "odp":
       return imagesOnlyOdf(data, options, "odp", async () => (await odf()).extractOdp(data))
     case "csv":

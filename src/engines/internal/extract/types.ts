@@ -53,6 +53,8 @@ export type Format =
   | "ods"
   | "odp"
   | "epub"
+  | "rst"
+  | "asciidoc"
   | "svg"
   | "image"
   | "audio"
