@@ -457,3 +457,51 @@ layer(LocalFiles.layer({ timeout: "60 seconds" }))("reStructuredText and AsciiDo
       expect(a.data.data.chunks.map((c) => c.section)).toEqual(["Guide", "Install"])
     }))
 })
+
+const jats = `<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE article PUBLIC "-//NLM//DTD JATS (Z39.96) Journal Archiving and Interchange DTD v1.2 20190208//EN" "JATS-archivearticle1.dtd">
+<article xmlns:xlink="http://www.w3.org/1999/xlink" article-type="research-article" dtd-version="1.2">
+<front><journal-meta><journal-title-group><journal-title>Journal of Tests</journal-title></journal-title-group><issn>1234-5678</issn></journal-meta>
+<article-meta><title-group><article-title>Rivers and
+  their mills</article-title></title-group><abstract><p>We measure
+  how mills use rivers.</p></abstract></article-meta></front>
+<body><sec id="s1"><title>Introduction</title><p>Level 2 with an
+  <ext-link ext-link-type="uri" xlink:href="https://x.test">embedded
+  link</ext-link> in the
+  text.<xref ref-type="bibr" rid="b1">1</xref></p>
+<sec id="s1.1"><title>Background</title><p>Older work.</p>
+<list list-type="bullet"><list-item><p>first point</p></list-item><list-item><p>second point</p></list-item></list></sec></sec>
+<sec><title>Results</title><table-wrap id="t1"><label>Table 1</label><caption><p>Mills per river.</p></caption><table><thead><tr><th>River</th><th>Mills</th></tr></thead><tbody><tr><td>Aire</td><td>12</td></tr></tbody></table></table-wrap></sec></body>
+<back><ref-list><title>References</title><ref id="b1"><mixed-citation>Smith J. Mills. 1990.</mixed-citation></ref></ref-list></back></article>`
+
+const docbook = `<?xml version="1.0"?><book xmlns="http://docbook.org/ns/docbook" version="5.0"><info><title>The Guide</title><abstract><para>How to use it.</para></abstract></info>
+<chapter><title>Getting started</title><para>Install the
+  package first.</para><section><title>Requirements</title><itemizedlist><listitem><para>Node 20</para></listitem></itemizedlist>
+<programlisting>npm install
+  thing</programlisting></section></chapter></book>`
+
+const tei = `<?xml version="1.0"?><TEI xmlns="http://www.tei-c.org/ns/1.0"><teiHeader><fileDesc><titleStmt><title>A Letter</title></titleStmt><publicationStmt><p>Header text that is not the letter.</p></publicationStmt></fileDesc></teiHeader>
+<text><body><div type="letter"><head>To my friend</head><p>Dear friend,<lb/>the weather
+  is fine.</p></div></body></text></TEI>`
+
+layer(LocalFiles.layer({ timeout: "60 seconds" }))("JATS, DocBook and TEI through the Upload service", (it) => {
+  it.effect("sections as headings by depth, paragraphs on one line, lists, tables; title and abstract as metadata", () =>
+    Effect.gen(function*() {
+      const upload = yield* Upload.Upload
+      const a = yield* upload.extractChunks(file("article.xml", jats))
+      expect(a.format).toBe("xml")
+      expect(a.data.data.metadata.title).toBe("Rivers and their mills")
+      expect(a.data.data.metadata.description).toBe("We measure how mills use rivers.")
+      expect(a.data.data.chunks.map((c) => c.content).join("\n\n")).toBe(
+        "# Rivers and their mills\n\n## Abstract\n\nWe measure how mills use rivers.\n\n" +
+          "## Introduction\n\nLevel 2 with an embedded link in the text.1\n\n### Background\n\nOlder work.\n\n- first point\n- second point\n\n" +
+          "## Results\n\nTable 1\n\nMills per river.\n\n| River | Mills |\n| --- | --- |\n| Aire | 12 |\n\n## References\n\nSmith J. Mills. 1990."
+      )
+      expect(a.data.data.chunks.map((c) => c.section)).toContain("Background")
+      const d = yield* upload.extract(file("guide.xml", docbook))
+      expect(d.content).toBe("# The Guide\n\n# Getting started\n\nInstall the package first.\n\n## Requirements\n\n- Node 20\n\n```\nnpm install\n  thing\n```")
+      const t = yield* upload.extractChunks(file("letter.xml", tei))
+      expect(t.data.data.metadata.title).toBe("A Letter")
+      expect(t.data.data.chunks.map((c) => c.content).join("\n\n")).toBe("# A Letter\n\n## To my friend\n\nDear friend, the weather is fine.")
+    }))
+})
