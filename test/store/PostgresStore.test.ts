@@ -1,0 +1,194 @@
+/**
+ * The Postgres store against a real server on loopback (PGlite + pgvector by default, Debian's
+ * PostgreSQL 15 + pgvector with EFFECT_RAG_TEST_POSTGRES=1: see test/support/postgres.ts),
+ * through the `pg` driver: the whole contract suite, BM25 scores equal to the in-memory index's,
+ * reopening with the stored spec, filtered vector search keeping its limit, and two processes
+ * writing one collection at once.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Exit, Layer, Redacted } from "effect"
+import { spawn } from "node:child_process"
+import { join } from "node:path"
+import { afterAll, beforeAll } from "vitest"
+import * as MemoryStore from "../../src/store/MemoryStore.js"
+import * as PostgresStore from "../../src/store/PostgresStore.js"
+import { type Chunk, type Collection, Filter, VectorStore } from "../../src/store/VectorStore.js"
+import { axis, contract, corpus, spec } from "../../src/store/VectorStoreContract.js"
+import { repoRoot } from "../support/cli.js"
+import { type PostgresServer, startPostgres } from "../support/postgres.js"
+
+let server: PostgresServer
+beforeAll(async () => {
+  server = await startPostgres()
+}, 120_000)
+afterAll(async () => {
+  await server?.stop()
+})
+
+let n = 0
+/** A store in a fresh schema of the test server. */
+const fresh = (options: Partial<PostgresStore.Options> = {}) =>
+  PostgresStore.layer({ host: server.host, port: server.port, user: server.user, database: server.database, schema: `t${process.pid}_${n++}`, ...options })
+
+contract("postgres", () => fresh())
+
+const chunksOf = (doc: number, count: number, tag = ""): Array<Chunk> =>
+  Array.from({ length: count }, (_, i) => ({
+    id: `d${doc}-c${i}`,
+    documentId: `d${doc}`,
+    title: `Document ${doc}`,
+    text: `chunk ${i} of document ${doc} about topic${doc % 5} ${tag}`,
+    vector: axis(doc, i / count),
+    metadata: { lang: doc % 2 === 0 ? "en" : "fr", year: 2000 + doc }
+  }))
+
+describe("PostgresStore", () => {
+  it.live("BM25 scores equal the in-memory index's, plain, weighted, with title boost and filters; termCounts too", () =>
+    Effect.gen(function*() {
+      const docs: Array<Chunk> = [
+        ...corpus,
+        ...Array.from({ length: 30 }, (_, d) => chunksOf(d, 3, d % 3 === 0 ? "solar tide bread" : "oven")).flat(),
+        { id: "untitled", documentId: "U", text: "Solar ovens bake bread in the tide of sunlight", vector: axis(3), metadata: { lang: "en" } },
+        { id: "empty-title", documentId: "U", title: "", text: "Tide pools and solar panels", vector: axis(3), metadata: {} }
+      ]
+      const run = <A>(layer: Layer.Layer<VectorStore, unknown>, f: (c: Collection) => Effect.Effect<A, unknown>) =>
+        Effect.scoped(Effect.gen(function*() {
+          const store = yield* VectorStore
+          const c = yield* store.collection(spec)
+          yield* c.upsert(docs)
+          return yield* f(c)
+        }).pipe(Effect.provide(layer)))
+      const queries = [
+        { q: "solar tide pools", o: {} },
+        { q: "bread oven document topic1", o: { titleBoost: 2 } },
+        { q: { terms: [{ text: "sunlight", weight: 2 }, { text: "pools chunk", weight: 0.4 }] }, o: { titleBoost: 0.5 } },
+        { q: "document solar", o: { filter: Filter.and(Filter.eq("lang", "en"), Filter.gte("year", 2003)), limit: 7 } }
+      ] as const
+      const searchAll = (c: Collection) =>
+        Effect.all([
+          Effect.forEach(queries, ({ o, q }) => c.searchText(q, { limit: 20, ...o })),
+          c.termCounts!(["a1", "untitled", "nope"])
+        ])
+      const pg = yield* run(fresh(), searchAll)
+      const mem = yield* run(MemoryStore.layer, searchAll)
+      for (const [i, hits] of pg[0].entries()) {
+        const expected = mem[0][i]!
+        expect(hits.length, `query ${i}`).toBe(expected.length)
+        expect(hits.length, `query ${i}`).toBeGreaterThan(0)
+        hits.forEach((h, j) => {
+          expect(h.id, `query ${i} hit ${j}`).toBe(expected[j]!.id)
+          expect(h.score).toBeCloseTo(expected[j]!.score, 5)
+        })
+      }
+      const [pa1, pu, pnone] = pg[1]
+      const [ma1, mu] = mem[1]
+      expect(pnone).toBeUndefined()
+      expect(pa1!.counts).toEqual(ma1!.counts)
+      expect(pa1!.length).toBe(ma1!.length)
+      expect(pu!.counts).toEqual(mu!.counts)
+      // a word for each term, which analyses back to the term
+      expect([...pa1!.words.keys()].sort()).toEqual([...ma1!.words.keys()].sort())
+    }))
+
+  it.live("reopens a collection with its spec and rows; another model is EmbeddingMismatch; the password is never in errors", () =>
+    Effect.gen(function*() {
+      const schema = `reopen_${process.pid}`
+      const opts = { host: server.host, port: server.port, user: server.user, database: server.database, schema }
+      yield* Effect.scoped(Effect.gen(function*() {
+        const c = yield* (yield* VectorStore).collection(spec)
+        yield* c.upsert(corpus)
+      }).pipe(Effect.provide(PostgresStore.layer(opts))))
+      yield* Effect.scoped(Effect.gen(function*() {
+        const store = yield* VectorStore
+        expect(store.backend).toBe("postgres")
+        const c = yield* store.open("contract")
+        expect(c.spec.embedding).toEqual({ model: "test-4d", dimension: 4 })
+        expect(c.spec.fields).toEqual(spec.fields)
+        expect(yield* c.count()).toBe(6)
+        expect((yield* c.searchText("wild yeast", { limit: 1 }))[0]?.id).toBe("b1")
+        const mismatch = yield* Effect.exit(store.collection({ ...spec, embedding: { model: "test-4d", dimension: 8 } }))
+        expect(Exit.isFailure(mismatch) && JSON.stringify(mismatch.cause)).toContain("EmbeddingMismatch")
+        const missing = yield* Effect.exit(store.open("nope"))
+        expect(Exit.isFailure(missing) && JSON.stringify(missing.cause)).toContain("CollectionNotFound")
+      }).pipe(Effect.provide(PostgresStore.layerFromUrl(`${server.url}?schema=${schema}`))))
+      // a refused connection: the error names the place, never the password
+      const secret = "s3cr3t-pa55"
+      const refused = yield* Effect.exit(Effect.scoped(Effect.flatMap(VectorStore, (s) => s.list()).pipe(
+        Effect.provide(PostgresStore.layer({ host: "127.0.0.1", port: 1, user: "u", password: Redacted.make(secret), database: "d" }))
+      )))
+      expect(Exit.isFailure(refused)).toBe(true)
+      const text = JSON.stringify(refused) + String(refused)
+      expect(text).toContain("StoreError")
+      expect(text).not.toContain(secret)
+      const parsed = PostgresStore.optionsFromUrl(`postgres://me:${secret}@db.example:6543/kb?schema=s1&sslmode=require`)
+      expect(parsed._tag).toBe("Right")
+      if (parsed._tag === "Right") {
+        expect({ ...parsed.right, password: undefined }).toEqual({ host: "db.example", port: 6543, user: "me", password: undefined, database: "kb", schema: "s1", ssl: "no-verify" })
+        expect(Redacted.isRedacted(parsed.right.password)).toBe(true)
+        expect(String(parsed.right.password)).not.toContain(secret)
+      }
+    }))
+
+  it.live("filtered vector search keeps its limit past the HNSW candidate list; hybrid fuses", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const store = yield* VectorStore
+      const dim = 16
+      const c = yield* store.collection({ name: "hnsw", embedding: { model: "rand-16", dimension: dim }, fields: { group: "number" } })
+      let seed = 7
+      const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648) - 0.5
+      const rows: Array<Chunk> = Array.from({ length: 600 }, (_, i) => ({
+        id: `r${i}`,
+        documentId: `doc${i % 50}`,
+        text: `row ${i} ${i % 7 === 0 ? "seventh" : ""}`,
+        vector: Array.from({ length: dim }, rand),
+        metadata: { group: i % 20 }
+      }))
+      expect(yield* c.upsert(rows)).toEqual({ inserted: 600, updated: 0 })
+      const hit = yield* c.searchVector(rows[123]!.vector!, { limit: 1 })
+      expect(hit[0]?.id).toBe("r123")
+      expect(hit[0]!.score).toBeCloseTo(1, 4)
+      // 1 row in 20 matches: the index must keep scanning to fill the limit
+      const filtered = yield* c.searchVector(rows[5]!.vector!, { limit: 25, filter: Filter.eq("group", 3) })
+      expect(filtered.length).toBe(25)
+      expect(filtered.every((h) => Number(h.id.slice(1)) % 20 === 3)).toBe(true)
+      const many = yield* c.searchVector(rows[5]!.vector!, { limit: 150 })
+      expect(many.length).toBe(150)
+      const hybrid = yield* c.searchHybrid({ text: "seventh", vector: rows[14]!.vector! }, { limit: 5 })
+      expect(hybrid[0]?.id).toBe("r14")
+    }).pipe(Effect.provide(fresh()))))
+
+  it.live("two processes upserting and deleting one collection at once lose nothing and count exactly", () =>
+    Effect.gen(function*() {
+      const schema = `procs_${process.pid}`
+      const url = `${server.url}?schema=${schema}`
+      yield* Effect.scoped(Effect.flatMap(VectorStore, (s) => s.collection(spec)).pipe(Effect.provide(PostgresStore.layerFromUrl(url))))
+      const writer = (k: number) =>
+        Effect.async<{ code: number | null; out: string }>((resume) => {
+          const child = spawn(process.execPath, ["--import", "tsx", join(repoRoot, "test/store/postgres-writer.ts"), url, String(k)], {
+            cwd: repoRoot,
+            stdio: ["ignore", "pipe", "pipe"]
+          })
+          let out = ""
+          child.stdout.on("data", (d: Buffer) => (out += d.toString()))
+          child.stderr.on("data", (d: Buffer) => (out += d.toString()))
+          child.on("close", (code) => resume(Effect.succeed({ code, out })))
+        })
+      const results = yield* Effect.all([writer(1), writer(2)], { concurrency: 2 })
+      for (const r of results) expect(r.code, r.out).toBe(0)
+      const counts = results.map((r) => JSON.parse(r.out.trim().split("\n").at(-1)!) as { shared: { inserted: number; updated: number } })
+      // the shared document: one writer inserted its 20 chunks, the other updated all 20 (texts differ)
+      const shared = counts.map((c) => c.shared).sort((a, b) => b.inserted - a.inserted)
+      expect(shared).toEqual([{ inserted: 20, updated: 0 }, { inserted: 0, updated: 20 }])
+      yield* Effect.scoped(Effect.gen(function*() {
+        const c = yield* (yield* VectorStore).open("contract")
+        // each writer: 10 documents x 20 chunks, then deleted 5 of them; plus the shared 20
+        expect(yield* c.count()).toBe(2 * 5 * 20 + 20)
+        const docs = yield* c.listDocuments()
+        expect(docs.length).toBe(2 * 5 + 1)
+        expect(docs.every((d) => d.chunks === 20)).toBe(true)
+        // the statistics BM25 uses agree with the rows
+        const hits = yield* c.searchText("shared", { limit: 100 })
+        expect(hits.length).toBe(20)
+      }).pipe(Effect.provide(PostgresStore.layerFromUrl(url))))
+    }))
+})
