@@ -15,6 +15,12 @@ import * as PostgresStore from "../../src/store/PostgresStore.js"
 import { type Chunk, type Collection, Filter, VectorStore } from "../../src/store/VectorStore.js"
 import { axis, contract, corpus, spec } from "../../src/store/VectorStoreContract.js"
 import { repoRoot } from "../support/cli.js"
+import * as LocalFiles from "../../src/engines/LocalFiles.js"
+import * as Ingest from "../../src/pipeline/Ingest.js"
+import * as Retrieve from "../../src/pipeline/Retrieve.js"
+import { markdown, tempDir, writeCorpus } from "../pipeline/fixtures/ingest-helpers.js"
+import { rmSync, unlinkSync, writeFileSync } from "node:fs"
+import { pathToFileURL } from "node:url"
 import { type PostgresServer, startPostgres } from "../support/postgres.js"
 
 let server: PostgresServer
@@ -191,4 +197,38 @@ describe("PostgresStore", () => {
         expect(hits.length).toBe(20)
       }).pipe(Effect.provide(PostgresStore.layerFromUrl(url))))
     }))
+})
+
+describe("the ingest pipeline on PostgresStore", () => {
+  it.live("ingests real documents, a second run writes nothing, a change replaces, prune deletes; retrieval finds them", () =>
+    Effect.gen(function*() {
+      const dir = tempDir("pg-ingest")
+      yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
+      const folder = join(dir, "docs")
+      const paths = writeCorpus(folder, 6)
+      const layer = Layer.mergeAll(LocalFiles.layer({ isolation: "inline" }), fresh())
+      const request: Ingest.Request = { sources: [Ingest.Source.path(folder)], collection: "docs", prune: true }
+      yield* Effect.gen(function*() {
+        const first = yield* Ingest.run(request, { batchWindow: 50 })
+        expect(first).toMatchObject({ ingested: 8, failed: 0 })
+        expect(first.chunks.inserted).toBe(first.chunks.ingested)
+        expect(first.chunks.ingested).toBeGreaterThan(8)
+        const second = yield* Ingest.run(request, { batchWindow: 50 })
+        expect(second).toMatchObject({ ingested: 0, skipped: 8, failed: 0, writes: 0 })
+        expect(second.chunks).toMatchObject({ inserted: 0, updated: 0, deleted: 0, total: first.chunks.total })
+        writeFileSync(paths[1]!, markdown(1, 30, 1))
+        unlinkSync(paths[4]!)
+        const third = yield* Ingest.run(request, { batchWindow: 50 })
+        expect(third).toMatchObject({ ingested: 1, skipped: 6, pruned: 1, failed: 0 })
+        const c = yield* (yield* VectorStore).open("docs")
+        const docs = (yield* c.listDocuments()).map((d) => d.documentId)
+        expect(docs).not.toContain(pathToFileURL(paths[4]!).href)
+        expect(docs).toContain(pathToFileURL(paths[1]!).href)
+        expect(docs.length).toBe(7)
+        expect(yield* c.count()).toBe(third.chunks.total)
+        // the default full-text mode (title boost, query expansion over termCounts)
+        const hits = yield* Retrieve.retrieve(c, "document 1 revision 1", { limit: 3 })
+        expect(hits[0]?.documentId).toBe(pathToFileURL(paths[1]!).href)
+      }).pipe(Effect.provide(layer))
+    }).pipe(Effect.scoped))
 })
