@@ -163,6 +163,17 @@ describe("PostgresStore", () => {
       expect(hybrid[0]?.id).toBe("r14")
     }).pipe(Effect.provide(fresh()))))
 
+  it.live("an embedding over pgvector's 2,000-dimension HNSW limit is stored and searched exactly", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const dim = PostgresStore.maxIndexedDimension + 48
+      const c = yield* (yield* VectorStore).collection({ name: "wide", embedding: { model: "wide", dimension: dim } })
+      const unit = (i: number) => Array.from({ length: dim }, (_, j) => (j === i ? 1 : 0.01))
+      yield* c.upsert([0, 1, 2047].map((i) => ({ id: `w${i}`, documentId: "W", text: `wide ${i}`, vector: unit(i) })))
+      const hits = yield* c.searchVector(unit(2047), { limit: 3 })
+      expect(hits.map((h) => h.id)).toEqual(["w2047", "w0", "w1"])
+      expect(hits[0]!.score).toBeCloseTo(1, 4)
+    }).pipe(Effect.provide(fresh()))))
+
   it.live("two processes upserting and deleting one collection at once lose nothing and count exactly", () =>
     Effect.gen(function*() {
       const schema = `procs_${process.pid}`
