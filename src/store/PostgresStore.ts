@@ -710,7 +710,10 @@ export const make = (options: Options): Effect.Effect<Service, StoreError | RagE
       })
 
     yield* setupLocked("connect", async (c) => {
-      await c.query(`CREATE SCHEMA IF NOT EXISTS ${s}`)
+      // created only when missing: CREATE SCHEMA needs the CREATE privilege on the database even
+      // when the schema exists, which a role given only the schema may not have
+      const exists = await c.query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [schema])
+      if (exists.rows.length === 0) await c.query(`CREATE SCHEMA ${s}`)
       await c.query(`CREATE TABLE IF NOT EXISTS ${collectionsTable} (
         id serial PRIMARY KEY,
         name text COLLATE "C" NOT NULL UNIQUE,
