@@ -188,7 +188,7 @@ export const compileFilter = (
   spec: CollectionSpec,
   filter: Filter,
   bind: (value: Scalar) => string
-): Either<string, string> => {
+): Outcome<string, string> => {
   const problem = Filters.validate(spec, filter)
   if (problem !== undefined) return { _tag: "Left", left: problem }
   const columns = new Map<string, readonly [string, FieldType]>([[documentIdField, ["document_id", "string"]]])
@@ -218,7 +218,8 @@ export const compileFilter = (
   return { _tag: "Right", right: go(filter) }
 }
 
-type Either<E, A> = { readonly _tag: "Left"; readonly left: E } | { readonly _tag: "Right"; readonly right: A }
+/** A result or the message of what is wrong (`Left`). */
+export type Outcome<E, A> = { readonly _tag: "Left"; readonly left: E } | { readonly _tag: "Right"; readonly right: A }
 
 /** Bound parameters of one statement. */
 class Params {
@@ -851,10 +852,10 @@ export const isPostgresUrl = (uri: string): boolean => /^postgres(ql)?:\/\//i.te
  * {@link Options} from a connection URL: `postgres://user[:password]@host[:port]/database`, with
  * the query parameters `schema` (default `effect_rag`) and `sslmode` (`disable`, `require`:
  * encrypted without verifying, `verify-ca`/`verify-full`: verified). The password, when the URL
- * has one, becomes `Redacted`. Fails with `InvalidInput` on another scheme or a URL that does
- * not parse (the message never repeats the password).
+ * has one, becomes `Redacted`. Another scheme or a URL that does not parse is `Left` with a
+ * message that never repeats the URL (nor so its password).
  */
-export const optionsFromUrl = (url: string): Either<string, Options> => {
+export const optionsFromUrl = (url: string): Outcome<string, Options> => {
   if (!isPostgresUrl(url)) return { _tag: "Left", left: "a PostgreSQL URL starts with postgres:// or postgresql://" }
   let u: URL
   try {
@@ -886,7 +887,8 @@ export const optionsFromUrl = (url: string): Either<string, Options> => {
 /**
  * The store at a `postgres://` URL (see {@link optionsFromUrl}); a URL without a password takes
  * `PGPASSWORD` from the configuration (read as `Redacted`), and `options` may set anything the
- * URL does not. This is what a store URI maps to.
+ * URL does not. A URL that {@link optionsFromUrl} refuses fails the layer with `StoreError`.
+ * This is what a store URI maps to.
  */
 export const layerFromUrl = (
   url: string,
