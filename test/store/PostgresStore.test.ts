@@ -174,6 +174,55 @@ describe("PostgresStore", () => {
       expect(hits[0]!.score).toBeCloseTo(1, 4)
     }).pipe(Effect.provide(fresh()))))
 
+  it.live("a writer killed with SIGKILL mid-upsert leaves whole transactions and consistent BM25 statistics; a rerun completes", () =>
+    Effect.gen(function*() {
+      const url = `${server.url}?schema=crash_${process.pid}`
+      const runWriter = (killAfter: number | undefined) =>
+        Effect.async<{ code: number | null; signal: string | null; out: string }>((resume) => {
+          const child = spawn(process.execPath, ["--import", "tsx", join(repoRoot, "test/store/postgres-crash-writer.ts"), url], {
+            cwd: repoRoot,
+            stdio: ["ignore", "pipe", "pipe"]
+          })
+          let out = ""
+          child.stdout.on("data", (d: Buffer) => {
+            out += d.toString()
+            if (killAfter !== undefined && out.includes(`done ${killAfter} `)) child.kill("SIGKILL")
+          })
+          child.stderr.on("data", (d: Buffer) => (out += d.toString()))
+          child.on("close", (code, signal) => resume(Effect.succeed({ code, signal, out })))
+        })
+      const killed = yield* runWriter(2)
+      expect(killed.signal, killed.out).toBe("SIGKILL")
+      const check = Effect.scoped(Effect.gen(function*() {
+        const c = yield* (yield* VectorStore).open("crash")
+        const n = yield* c.count()
+        // whole transactions of 10 chunks (a document's 25 chunks are 10 + 10 + 5)
+        const docs = yield* c.listDocuments()
+        for (const d of docs) expect([10, 20, 25]).toContain(d.chunks)
+        // the statistics BM25 uses agree with the rows: scores equal a fresh in-memory index's
+        const rows = yield* c.searchText("crash document chunk", { limit: 2000 })
+        expect(rows.length).toBe(n)
+        const mem = yield* Effect.flatMap(VectorStore, (s) =>
+          Effect.flatMap(s.collection({ name: "crash" }), (m) =>
+            Effect.zipRight(
+              m.upsert(rows.map((h) => ({ id: h.id, documentId: h.documentId, text: h.text, title: h.title }))),
+              m.searchText("pumps valves document 3", { limit: 20 })
+            ))).pipe(Effect.provide(MemoryStore.layer))
+        const pg = yield* c.searchText("pumps valves document 3", { limit: 20 })
+        expect(pg.map((h) => h.id)).toEqual(mem.map((h) => h.id))
+        pg.forEach((h, i) => expect(h.score).toBeCloseTo(mem[i]!.score, 5))
+        return n
+      }).pipe(Effect.provide(PostgresStore.layerFromUrl(url))))
+      const before = yield* check
+      expect(before).toBeGreaterThanOrEqual(75)
+      expect(before).toBeLessThan(1000)
+      const rerun = yield* runWriter(undefined)
+      expect(rerun.code, rerun.out).toBe(0)
+      const inserted = rerun.out.trim().split("\n").map((l) => Number(l.split(" ")[2])).reduce((a, b) => a + b, 0)
+      expect(inserted).toBe(1000 - before)
+      expect(yield* check).toBe(1000)
+    }))
+
   it.live("two processes upserting and deleting one collection at once lose nothing and count exactly", () =>
     Effect.gen(function*() {
       const schema = `procs_${process.pid}`
