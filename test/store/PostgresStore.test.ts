@@ -2,8 +2,9 @@
  * The Postgres store against a real server on loopback (PGlite + pgvector by default, Debian's
  * PostgreSQL 15 + pgvector with EFFECT_RAG_TEST_POSTGRES=1: see test/support/postgres.ts),
  * through the `pg` driver: the whole contract suite, BM25 scores equal to the in-memory index's,
- * reopening with the stored spec, filtered vector search keeping its limit, and two processes
- * writing one collection at once.
+ * reopening with the stored spec, filtered vector search keeping its limit, an embedding over
+ * pgvector's HNSW limit, a writer killed with SIGKILL, two processes writing one collection at
+ * once, and the ingest pipeline on Postgres.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Layer, Redacted } from "effect"
