@@ -8,7 +8,7 @@ export default defineConfig({
   resolve: {
     alias: [
       { find: /^effect-rag$/, replacement: src("index.ts") },
-      { find: /^effect-rag\/(onnx|use-lite|queue|ai|testing)$/, replacement: src("$1.ts") }
+      { find: /^effect-rag\/(onnx|use-lite|queue|postgres|ai|testing)$/, replacement: src("$1.ts") }
     ]
   },
   test: {

@@ -1,7 +1,7 @@
 /**
  * `npm run bench:retrieval [-- --dataset DIR] [--json FILE] [--embedder none|use-lite|onnx:DIR|remote]
  *  [--reranker none|remote|onnx:DIR] [--fusion rrf[:K[:W]]|weighted:W] [--fusion-sweep] [--fulltext-sweep]
- *  [--passage-words N] [--latency-rounds N] [--quick]`
+ *  [--passage-words N] [--latency-rounds N] [--quick] [--postgres URL | --no-postgres]`
  *
  * Runs the retrieval benchmark (src/bench/Runner.ts) on a BEIR folder (default: the shared
  * SciFact, or $EFFECT_RAG_BENCH_DATASET), prints the table and writes the JSON report
@@ -16,7 +16,13 @@
  * - `fulltext`: `Retrieve.retrieve` with the defaults (title boost + RM3), whose nDCG@10 the
  *   table above reports;
  * - `plain-lancedb-index`, `fulltext-lancedb-index`: the same through a store handle with
- *   `memoryIndexRows: 0` (LanceDB's own index, what collections above the bound use).
+ *   `memoryIndexRows: 0` (LanceDB's own index, what collections above the bound use);
+ * - `postgres-plain`, `postgres-fulltext`: the same two modes on the Postgres store
+ *   (`PostgresStore`), its collection filled with the LanceDB table's rows: a real server at
+ *   `--postgres URL` (or `$EFFECT_RAG_BENCH_POSTGRES`), else one started for the run: PGlite +
+ *   pgvector served on loopback in this process (labelled `pglite`), or with
+ *   `EFFECT_RAG_TEST_POSTGRES=1` Debian's PostgreSQL 15 with pgvector (`postgresql-15`, as the
+ *   tests start it); `--no-postgres` leaves them out.
  * `plain` and `fulltext` run on a default handle: a collection of at most `memoryIndexRows`
  * rows is searched in memory, read on the first query (reported as `first_query_ms`).
  * p50 and p95 in ms, the ratios to `lancedb-fts` and nDCG@10 of the top 10 (the runs of the
@@ -26,7 +32,7 @@
  */
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import * as lancedb from "@lancedb/lancedb"
-import { Effect, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
@@ -37,6 +43,8 @@ import { fullTextSweep, fusionSweep, parseFusion, resolveEmbedder, resolveRerank
 import { sharedPath } from "../src/internal/shared.js"
 import * as Retrieve from "../src/pipeline/Retrieve.js"
 import * as LanceDbStore from "../src/store/LanceDbStore.js"
+import * as PostgresStore from "../src/store/PostgresStore.js"
+import type { Chunk, Collection, Scalar } from "../src/store/VectorStore.js"
 import { VectorStore } from "../src/store/VectorStore.js"
 import { writeBarChart } from "./internal/plot.js"
 import { resultsPath, runInfo, writeReport } from "./internal/results.js"
@@ -61,6 +69,43 @@ const sweep = args.includes("--fusion-sweep")
 const textSweep = args.includes("--fulltext-sweep")
 const quick = args.includes("--quick")
 const latencyRounds = Math.max(1, Number(flag("latency-rounds") ?? "1"))
+const postgresUrl = flag("postgres") ?? process.env["EFFECT_RAG_BENCH_POSTGRES"]
+const withPostgres = !args.includes("--no-postgres")
+
+/**
+ * The LanceDB table's rows copied into a Postgres store (see the module doc); the server kind
+ * and the copy's time. The server and the store close with the scope.
+ */
+const postgresCopy = (table: lancedb.Table, from: Collection) =>
+  Effect.gen(function*() {
+    let kind = "postgresql"
+    let url = postgresUrl
+    if (url === undefined) {
+      const { startPostgres } = yield* Effect.promise(() => import("../test/support/postgres.js"))
+      const server = yield* Effect.acquireRelease(Effect.promise(() => startPostgres()), (s) => Effect.promise(() => s.stop()))
+      kind = server.kind
+      url = server.url
+    }
+    const schema = `bench_${process.pid}`
+    const store = yield* Layer.build(PostgresStore.layerFromUrl(`${url}${url.includes("?") ? "&" : "?"}schema=${schema}`))
+    const pg = Context.get(store, PostgresStore.PostgresStore)
+    yield* Effect.addFinalizer(() => pg.drop(from.spec.name).pipe(Effect.ignore))
+    const c = yield* pg.collection(from.spec)
+    const rows = yield* Effect.promise(() => table.query().select(["id", "document_id", "title", "text", "metadata", ...(from.spec.embedding ? ["vector"] : [])]).toArray())
+    const chunks: Array<Chunk> = rows.map((r) => ({
+      id: String(r["id"]),
+      documentId: String(r["document_id"]),
+      title: typeof r["title"] === "string" ? r["title"] : undefined,
+      text: String(r["text"]),
+      metadata: JSON.parse(String(r["metadata"] ?? "{}")) as Record<string, Scalar>,
+      ...(from.spec.embedding ? { vector: Array.from(r["vector"] as ArrayLike<number>) } : {})
+    }))
+    const t = performance.now()
+    yield* c.upsert(chunks)
+    yield* c.optimize()
+    const seconds = (performance.now() - t) / 1000
+    return { kind, collection: c, rows: chunks.length, seconds }
+  })
 
 const round2 = (x: number) => Math.round(x * 100) / 100
 
@@ -80,13 +125,22 @@ const latency = (storeDir: string, datasetName: string, queries: ReadonlyArray<B
       Effect.promise(() => (table.search(new lancedb.MatchQuery(q, "content")) as lancedb.Query).select(select).limit(limit).toArray())
         .pipe(Effect.map((rows) => rows.map((r) => String(r["document_id"] ?? r["id"]))))
     const docs = (hits: ReadonlyArray<{ readonly documentId: string }>) => hits.map((h) => h.documentId)
-    const entries: Array<[string, (q: string) => Effect.Effect<ReadonlyArray<string>, unknown>]> = [
+    const pg = withPostgres ? yield* postgresCopy(table, collection) : undefined
+    if (pg !== undefined) {
+      console.log(`postgres (${pg.kind}): ${pg.rows} rows copied in ${pg.seconds.toFixed(1)} s (${Math.round(pg.rows / pg.seconds)} rows/s)`)
+    }
+    type Entry = [string, (q: string) => Effect.Effect<ReadonlyArray<string>, unknown>]
+    const entries: Array<Entry> = [
       ["lancedb-fts", (q) => direct(q, columns, 10)],
       ["lancedb-fts-ids100", (q) => direct(q, ["id", "_score"], 100)],
       ["plain", (q) => Effect.map(Retrieve.retrieve(collection, q, { limit: 10, fullText: Retrieve.plainFullText }), docs)],
       ["fulltext", (q) => Effect.map(Retrieve.retrieve(collection, q, { limit: 10 }), docs)],
       ["plain-lancedb-index", (q) => Effect.map(Retrieve.retrieve(native, q, { limit: 10, fullText: Retrieve.plainFullText }), docs)],
-      ["fulltext-lancedb-index", (q) => Effect.map(Retrieve.retrieve(native, q, { limit: 10 }), docs)]
+      ["fulltext-lancedb-index", (q) => Effect.map(Retrieve.retrieve(native, q, { limit: 10 }), docs)],
+      ...(pg === undefined ? [] : [
+        [`postgres-plain (${pg.kind})`, (q: string) => Effect.map(Retrieve.retrieve(pg.collection, q, { limit: 10, fullText: Retrieve.plainFullText }), docs)],
+        [`postgres-fulltext (${pg.kind})`, (q: string) => Effect.map(Retrieve.retrieve(pg.collection, q, { limit: 10 }), docs)]
+      ] satisfies Array<Entry>)
     ]
     const times = new Map(entries.map(([n]) => [n, [] as Array<number>]))
     const first = new Map<string, number>()
@@ -108,7 +162,7 @@ const latency = (storeDir: string, datasetName: string, queries: ReadonlyArray<B
     const judged: Qrels = new Map(queries.flatMap((q) => (qrels.has(q.id) ? [[q.id, qrels.get(q.id)!] as const] : [])))
     const base = percentile(times.get("lancedb-fts")!, 50)
     const basep95 = percentile(times.get("lancedb-fts")!, 95)
-    return entries.map(([n]) => {
+    const entriesOut = entries.map(([n]) => {
       const t = times.get(n)!
       const p50 = percentile(t, 50)
       const p95 = percentile(t, 95)
@@ -123,6 +177,7 @@ const latency = (storeDir: string, datasetName: string, queries: ReadonlyArray<B
         "ndcg@10": Math.round(evaluate(runs.get(n)!, judged)["ndcg@10"] * 10_000) / 10_000
       }
     })
+    return { entries: entriesOut, postgres: pg === undefined ? undefined : { kind: pg.kind, rows: pg.rows, copy_seconds: round2(pg.seconds) } }
   }).pipe(Effect.scoped)
 
 const program = Effect.gen(function*() {
@@ -151,7 +206,7 @@ const program = Effect.gen(function*() {
   const qrels = yield* Beir.qrels(ds)
   const all = yield* Beir.queries(ds, qrels)
   const queries = quick ? all.slice(0, 100) : all
-  const lat = yield* latency(storeDir, report.dataset, queries, qrels)
+  const { entries: lat, postgres } = yield* latency(storeDir, report.dataset, queries, qrels)
   console.log(`\nquery latency, top 10, ${queries.length} queries × ${latencyRounds} interleaved pass(es); load average ${info.loadAverage.join(" ")} on ${info.cpus} CPUs`)
   console.log(`${"entry".padEnd(24)} ${"p50 ms".padStart(8)} ${"p95 ms".padStart(8)}  ${"÷ lancedb-fts (p50, p95)".padEnd(26)} ${"1st query ms".padStart(12)}  nDCG@10`)
   for (const l of lat) {
@@ -167,7 +222,7 @@ const program = Effect.gen(function*() {
     ]
   })
   console.log(`wrote ${plot}`)
-  writeReport(jsonPath, { ...report, run: info, latency: { queries: queries.length, rounds: latencyRounds, limit: 10, entries: lat } })
+  writeReport(jsonPath, { ...report, run: info, latency: { queries: queries.length, rounds: latencyRounds, limit: 10, entries: lat, postgres } })
   console.log(`wrote ${jsonPath}`)
 }).pipe(Effect.scoped, Effect.provide(NodeContext.layer))
 

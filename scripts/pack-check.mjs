@@ -73,7 +73,7 @@ const mb = installedBytes / 1e6
 console.log(`installed: ${mb.toFixed(1)} MB in ${packagesIn(modules).length} top-level packages; largest: ${largest.map((p) => `${p.name} ${p.mb.toFixed(1)}`).join(", ")}`)
 const mib = installedBytes / 2 ** 20
 check(mib <= 400, `node_modules of the core is at most 400 MiB (${mib.toFixed(1)} MiB = ${mb.toFixed(1)} MB of files)`)
-const optionalPresent = ["@huggingface/transformers", "onnxruntime-node", "@energetic-ai/core", "bullmq", "tesseract.js", "@effect/ai"]
+const optionalPresent = ["@huggingface/transformers", "onnxruntime-node", "@energetic-ai/core", "bullmq", "tesseract.js", "@effect/ai", "pg"]
   .filter((n) => existsSync(join(modules, n)))
 check(optionalPresent.length === 0, `no optional part is installed by default${optionalPresent.length ? ` (found ${optionalPresent.join(", ")})` : ""}`)
 
@@ -180,17 +180,20 @@ for (const [argv, line] of [
   check(r.code === 2 && r.err.includes(line) && !existsSync(join(work, "worker-db")), `effect-rag ${argv.slice(0, 3).join(" ")}: exit ${r.code}, ${r.err.trim()}`)
 }
 writeFileSync(join(app, "missing.mjs"), `
-import { Effect, Redacted } from "effect"
+import { Effect, Layer, Redacted } from "effect"
 import { OnnxEmbeddings } from "effect-rag/onnx"
 import { IngestQueue } from "effect-rag/queue"
+import { PostgresStore } from "effect-rag/postgres"
 const onnx = await Effect.runPromise(Effect.flip(OnnxEmbeddings.make({ model: "./model" })))
 const queue = await Effect.runPromise(Effect.flip(IngestQueue.status({ url: Redacted.make("redis://127.0.0.1:1") }, "kb")))
-console.log(JSON.stringify([onnx, queue].map((e) => ({ tag: e._tag, install: e.install }))))
+const pg = await Effect.runPromise(Effect.flip(Effect.scoped(Layer.build(PostgresStore.layerFromUrl("postgres://u@127.0.0.1:1/db")))))
+console.log(JSON.stringify([onnx, queue, pg].map((e) => ({ tag: e._tag, install: e.install }))))
 `)
 const lib = run(node, ["missing.mjs"], { cwd: app, timeout: 60_000 })
 check(lib.code === 0 && lib.out.trim() === JSON.stringify([
   { tag: "MissingPackage", install: "npm install @huggingface/transformers@^4.3.1" },
-  { tag: "MissingPackage", install: "npm install bullmq@^5.81.5" }
+  { tag: "MissingPackage", install: "npm install bullmq@^5.81.5" },
+  { tag: "MissingPackage", install: "npm install pg@^8.23.1" }
 ]), `the library fails with MissingPackage and the install line: ${lib.out.trim()}${lib.err}`)
 
 const report = {

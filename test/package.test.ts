@@ -15,7 +15,7 @@ const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
   engines: { node: string }
   files: Array<string>
 }
-const entries = ["index", "onnx", "use-lite", "queue", "ai", "testing"]
+const entries = ["index", "onnx", "use-lite", "queue", "postgres", "ai", "testing"]
 const namespaces = entries.flatMap((entry) =>
   [...readFileSync(join(root, "src", `${entry}.ts`), "utf8").matchAll(/export \* as (\w+) from "\.\/(.+)\.js"/g)]
     .map((m) => ({ name: m[1]!, path: m[2]! }))

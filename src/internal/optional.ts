@@ -35,6 +35,10 @@ export const parts = {
     feature: "the ingest queue (effect-rag/queue, ingest --queue, worker)",
     packages: [["bullmq", "^5.81.5"]]
   },
+  postgres: {
+    feature: "the PostgreSQL store (effect-rag/postgres, --db postgres://…)",
+    packages: [["pg", "^8.23.1"]]
+  },
   ai: {
     feature: "the @effect/ai adapters (effect-rag/ai)",
     packages: [["@effect/ai", "^0.37.0"]]
