@@ -690,7 +690,18 @@ const makeCollection = (table: lancedb.Table, spec: CollectionSpec, settings: Se
         .map(([documentId, chunks]): DocumentEntry => ({ documentId, chunks }))
     })
 
-  return { spec, upsert, deleteDocuments, deleteWhere, searchText, searchVector, searchHybrid, count, listDocuments, optimize, termCounts }
+  const scan = (filter?: Filter) =>
+    Effect.gen(function*() {
+      const predicate = yield* where(filter)
+      const rows = yield* attempt("scan", () => {
+        let q = table.query().select(hitColumns)
+        if (predicate !== undefined) q = q.where(predicate)
+        return q.toArray() as Promise<Array<Record<string, unknown>>>
+      })
+      return rows.map((r) => toHit(r, 0)).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    })
+
+  return { spec, upsert, deleteDocuments, deleteWhere, searchText, searchVector, searchHybrid, count, listDocuments, optimize, termCounts, scan }
 }
 
 /** The default fusion of hybrid search (see `internal/fusion.ts`). */

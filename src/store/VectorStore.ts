@@ -225,6 +225,12 @@ export interface Collection {
    * search it has just made instead of analysing their texts again.
    */
   readonly termCounts?: (ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<TermCounts | undefined>, VectorStoreError>
+  /**
+   * Optional: every chunk (matching the filter) with its text, title and metadata, no vector
+   * (`score` 0), sorted by id. For whole-collection work such as building an evaluation set
+   * (`Eval.build`), not for queries: it reads every row.
+   */
+  readonly scan?: (filter?: Filter) => Effect.Effect<ReadonlyArray<Hit>, VectorStoreError>
 }
 
 /** The store: a set of named collections. */

@@ -43,6 +43,22 @@ export const contract = (name: string, layer: () => Layer.Layer<VectorStore, unk
     const withStore = <A, E>(f: (s: VectorStore["Type"]) => Effect.Effect<A, E>) =>
       Effect.flatMap(VectorStore, f).pipe(Effect.provide(layer()))
 
+    it.scoped("scan (an optional method) reads every chunk, or those matching a filter, sorted by id", () =>
+      withStore((store) =>
+        Effect.gen(function*() {
+          const c = yield* store.collection(spec)
+          yield* c.upsert(corpus)
+          if (c.scan === undefined) return
+          const all = yield* c.scan()
+          expect(all.map((h) => h.id)).toEqual(corpus.map((x) => x.id).sort())
+          for (const h of all) {
+            const source = corpus.find((x) => x.id === h.id)!
+            expect(h).toMatchObject({ documentId: source.documentId, text: source.text, score: 0 })
+          }
+          const a = yield* c.scan({ _tag: "Compare", field: "documentId", op: "=", value: "A" })
+          expect(a.map((h) => h.id)).toEqual(corpus.filter((x) => x.documentId === "A").map((x) => x.id).sort())
+        })))
+
     it.scoped("upserts, counts, lists documents; re-upserting changes nothing", () =>
       withStore((store) =>
         Effect.gen(function*() {
