@@ -45,6 +45,9 @@ export class EvalError extends Data.TaggedError("EvalError")<{
   readonly cause?: unknown
 }> {}
 
+/** Judgements: query id -> relevant document id -> grade (as BEIR's `qrels/test.tsv`). */
+export type Qrels = ReadonlyMap<string, ReadonlyMap<string, number>>
+
 /** One corpus document of a set (BEIR `corpus.jsonl` line). */
 export interface SetDocument {
   readonly _id: string
@@ -92,7 +95,7 @@ export interface TestSet {
   readonly corpus: ReadonlyArray<SetDocument>
   readonly queries: ReadonlyArray<SetQuery>
   /** Query id -> relevant document id -> grade. */
-  readonly qrels: Metrics.Qrels
+  readonly qrels: Qrels
 }
 
 // =============================================================================
@@ -308,7 +311,7 @@ export const corpusOf = (chunks: ReadonlyArray<Hit>): Array<SetDocument> => {
   })
 }
 
-const qrelsOf = (queries: ReadonlyArray<SetQuery>): Metrics.Qrels =>
+const qrelsOf = (queries: ReadonlyArray<SetQuery>): Qrels =>
   new Map(queries.map((q) => [q._id, new Map([[q.metadata.document, 1]])]))
 
 const baseManifest = (collection: Collection, chunks: ReadonlyArray<Hit>, corpus: ReadonlyArray<SetDocument>, o: BuildOptions) => ({
@@ -451,7 +454,7 @@ export interface LoadedSet {
   readonly dir: string
   readonly manifest: Manifest | undefined
   readonly queries: ReadonlyArray<{ readonly _id: string; readonly text: string }>
-  readonly qrels: Metrics.Qrels
+  readonly qrels: Qrels
 }
 
 /** Reads a set folder (any BEIR folder: the manifest is optional); only judged queries are kept. */

@@ -153,6 +153,15 @@ export const runCommand = Command.make(
           return yield* Effect.fail(new Shared.UsageError(`--modes: unknown mode ${JSON.stringify(m)} (${modes.join(", ")}, each optionally +rerank)`))
         }
       }
+      // the baseline is read first: a bad path is a usage error before anything runs
+      const saved = yield* Option.match(args.baseline, {
+        onNone: () => Effect.succeed(undefined),
+        onSome: (file) =>
+          Effect.try({
+            try: () => JSON.parse(readFileSync(resolve(file), "utf8")) as Eval.RunReport,
+            catch: (e) => new Shared.UsageError(`--baseline ${file}: ${e instanceof Error ? e.message : String(e)}`)
+          })
+      })
       const Eval = yield* evalModule
       const set = yield* Eval.readSet(resolve(args.set))
       const needsEmbedder = wanted.some((m) => /^(vector|hybrid)/.test(m))
@@ -204,12 +213,7 @@ export const runCommand = Command.make(
         })
         yield* Console.log(`wrote ${path}`)
       }
-      if (Option.isSome(args.baseline)) {
-        const path = resolve(args.baseline.value)
-        const saved = yield* Effect.try({
-          try: () => JSON.parse(readFileSync(path, "utf8")) as Eval.RunReport,
-          catch: (e) => new Shared.UsageError(`--baseline ${path}: ${e instanceof Error ? e.message : String(e)}`)
-        })
+      if (saved !== undefined) {
         const rows = yield* Eval.compareWithBaseline(report, saved)
         yield* Console.log(`\n${Eval.baselineTable(rows, report.recallK)}`)
         const regressions = rows.filter((r) => r.regression)
