@@ -284,8 +284,8 @@ export interface ModelBuildOptions extends BuildOptions {
   readonly concurrency?: number | undefined
 }
 
-/** What building needs from the collection. */
-type BuildError = EvalError | VectorStoreError
+/** What building a set can fail with. */
+export type BuildError = EvalError | VectorStoreError
 
 const readChunks = (collection: Collection): Effect.Effect<ReadonlyArray<Hit>, BuildError> =>
   collection.scan === undefined
@@ -758,7 +758,11 @@ export const compareWithBaseline = (
   options: BootstrapOptions = {}
 ): Effect.Effect<ReadonlyArray<BaselineComparison>, EvalError> =>
   Effect.gen(function*() {
-    if (baseline.format !== "effect-rag-eval-run" || !Array.isArray(baseline.settings)) {
+    const saved = baseline as Partial<RunReport> | null
+    const wellFormed = typeof saved === "object" && saved !== null && saved.format === "effect-rag-eval-run" &&
+      typeof saved.set?.id === "string" && Array.isArray(saved.queryIds) && Array.isArray(saved.settings) &&
+      saved.settings.every((x) => typeof x?.name === "string" && metrics.every((m) => Array.isArray(x.perQuery?.[m]) && x.perQuery[m].length === saved.queryIds!.length))
+    if (!wellFormed) {
       return yield* new EvalError({ message: "the baseline is not a saved eval run (write one with eval run --json FILE)" })
     }
     if (baseline.set.id !== current.set.id || baseline.queryIds.join("\n") !== current.queryIds.join("\n")) {

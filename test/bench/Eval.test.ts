@@ -133,5 +133,9 @@ describe("build and run over a collection", () => {
       expect(rows.filter((r) => r.regression).map((r) => `${r.setting} ${r.metric}`)).toEqual(["fulltext ndcg@10", "fulltext again ndcg@10"])
       const other = yield* Effect.exit(Eval.compareWithBaseline(report, { ...report, set: { ...report.set, id: "0000" } }))
       expect(Exit.isFailure(other)).toBe(true)
+      for (const junk of [{}, null, { ...report, settings: [{ name: "fulltext" }] }]) {
+        const bad = yield* Effect.flip(Eval.compareWithBaseline(report, junk as unknown as Eval.RunReport))
+        expect(bad.message).toContain("not a saved eval run")
+      }
     }).pipe(Effect.provide(MemoryStore.layer)))
 })
