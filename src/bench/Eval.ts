@@ -16,7 +16,9 @@
  *   every BEIR runner reads it. {@link readSet} reads it back.
  * - {@link run} runs named retrieval settings on a set and {@link compare} gives the means with
  *   95 % paired-bootstrap intervals and the differences with the first setting;
- *   {@link regressions} compares with a saved run.
+ *   {@link compareWithBaseline} compares with a saved run.
+ * - {@link citationPrecision} asks the set's questions through `Answer.ask` and reports how many
+ *   cited sentences their passages support (`AnswerCheck`).
  *
  * Relevance is at the document level: a query's relevant document is the one its chunk came
  * from, so collections chunked differently are compared on the same judgements.
@@ -29,6 +31,8 @@ import { createHash } from "node:crypto"
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import * as Chat from "../api/Chat.js"
+import * as Answer from "../pipeline/Answer.js"
+import * as AnswerCheck from "../pipeline/AnswerCheck.js"
 import type * as RagError from "../RagError.js"
 import * as Retrieve from "../pipeline/Retrieve.js"
 import { analyze, words } from "../store/internal/text.js"
@@ -831,3 +835,75 @@ export const baselineTable = (rows: ReadonlyArray<BaselineComparison>, recallK: 
     )
   ].join("\n")
 }
+
+// =============================================================================
+// Citation precision
+// =============================================================================
+
+/** Options of {@link citationPrecision}: those of `Answer.ask`, the support threshold and a cap on questions. */
+export interface CitationOptions extends Answer.AskOptions, BootstrapOptions {
+  /** The support threshold of `AnswerCheck.check` (default its `defaultThreshold`, 0.5). */
+  readonly threshold?: number | undefined
+  /** Ask at most this many questions of the set, in order (default: all). */
+  readonly questions?: number | undefined
+}
+
+/** How well answers are held by their citations, over a set's questions. */
+export interface CitationReport {
+  readonly questions: number
+  /** Answers with at least one cited sentence (the others have no precision). */
+  readonly answersWithCitations: number
+  /** Per answer, supported / (supported + unsupported) cited sentences; the mean with its 95 % bootstrap interval. */
+  readonly precision: Interval
+  readonly supported: number
+  readonly unsupported: number
+  readonly uncited: number
+  /** Answers that cite a passage of the question's relevant document. */
+  readonly relevantCited: number
+}
+
+/**
+ * Asks every question of the set (up to `questions`) through `Answer.ask` on the collection,
+ * checks each answer with `AnswerCheck.check`, and reports citation precision (the share of
+ * cited sentences their passages support) with a bootstrap interval, and how many answers cite
+ * the relevant document. Fails with `Answer.ask`'s errors (no chat model: `ChatNotConfigured`).
+ */
+export const citationPrecision = (
+  set: LoadedSet,
+  collection: Collection,
+  options: CitationOptions = {}
+): Effect.Effect<CitationReport, Answer.AskError | EvalError, Chat.Chat> =>
+  Effect.gen(function*() {
+    const questions = set.queries.slice(0, options.questions ?? set.queries.length)
+    if (questions.length === 0) return yield* new EvalError({ message: `the set in ${set.dir} has no judged query` })
+    const perAnswer: Array<number> = []
+    let supported = 0
+    let unsupported = 0
+    let uncited = 0
+    let relevantCited = 0
+    for (const q of questions) {
+      const answer = yield* Answer.ask(collection, q.text, options)
+      const c = AnswerCheck.check(answer, { threshold: options.threshold })
+      supported += c.supported
+      unsupported += c.unsupported
+      uncited += c.uncited
+      if (c.supported + c.unsupported > 0) perAnswer.push(c.supported / (c.supported + c.unsupported))
+      const relevant = set.qrels.get(q._id) ?? new Map<string, number>()
+      if (answer.cited.some((s) => (relevant.get(s.documentId) ?? 0) > 0)) relevantCited++
+    }
+    return {
+      questions: questions.length,
+      answersWithCitations: perAnswer.length,
+      precision: interval(perAnswer, options),
+      supported,
+      unsupported,
+      uncited,
+      relevantCited
+    }
+  }).pipe(Effect.withSpan("Eval.citationPrecision"))
+
+/** The citation report as one line. */
+export const citationLine = (r: CitationReport): string =>
+  `citation precision ${cell(r.precision)} over ${r.answersWithCitations} of ${r.questions} answers with citations; ` +
+  `${r.supported} cited sentence(s) supported, ${r.unsupported} unsupported, ${r.uncited} without citation; ` +
+  `the relevant document cited in ${r.relevantCited} of ${r.questions} answers`

@@ -4,10 +4,13 @@
  * store (a real collection through the port).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit } from "effect"
+import { Effect, Exit, Layer } from "effect"
+import * as Chat from "../../src/api/Chat.js"
 import * as Eval from "../../src/bench/Eval.js"
 import * as MemoryStore from "../../src/store/MemoryStore.js"
 import { type Chunk, type Hit, VectorStore } from "../../src/store/VectorStore.js"
+import { delta, sse } from "../pipeline/answer-fixtures.js"
+import { clientLayer, startServer } from "../support/server.js"
 
 const hit = (id: string, documentId: string, text: string): Hit => ({ id, documentId, text, title: undefined, metadata: {}, score: 0 })
 
@@ -137,5 +140,38 @@ describe("build and run over a collection", () => {
         const bad = yield* Effect.flip(Eval.compareWithBaseline(report, junk as unknown as Eval.RunReport))
         expect(bad.message).toContain("not a saved eval run")
       }
+    }).pipe(Effect.provide(MemoryStore.layer)))
+})
+
+describe("citation precision", () => {
+  it.scopedLive("asks each question through a loopback chat server and scores the answers against their citations", () =>
+    Effect.gen(function*() {
+      // the model copies the text of source [1] (supported), then adds a claim no source holds (unsupported)
+      const server = yield* startServer((req, res) => {
+        const body = req.json as { messages: Array<{ role: string; content: string }> }
+        const user = body.messages.find((m) => m.role === "user")!.content
+        const lines = user.split("\n")
+        const first = lines[lines.findIndex((l) => l.startsWith("[1] ")) + 1] ?? ""
+        sse(res, [delta({ role: "assistant" }), delta({ content: `${first.replace(/\.$/, "")} [1]. ` }), delta({ content: "Purple dragons guard the treasury [1]." }), delta({}, "stop")])
+      })
+      const store = yield* VectorStore
+      const c = yield* store.collection({ name: "docs" })
+      yield* c.upsert([
+        { id: "l#0", documentId: "lighthouse", title: "Lighthouse optics", text: "The Fresnel lens was invented by Augustin Fresnel in 1822 to make lighthouse beams visible.", metadata: {} },
+        { id: "h#0", documentId: "harbour", title: "Harbour history", text: "The harbour was dredged in 1910 so that steamships could dock at the quay.", metadata: {} }
+      ])
+      const set: Eval.LoadedSet = {
+        dir: "mem",
+        manifest: undefined,
+        queries: [{ _id: "q1", text: "Fresnel lens lighthouse" }, { _id: "q2", text: "harbour dredged steamships" }],
+        qrels: new Map([["q1", new Map([["lighthouse", 1]])], ["q2", new Map([["harbour", 1]])]])
+      }
+      const r = yield* Eval.citationPrecision(set, c, { model: "chat-1", tools: false, limit: 1 }).pipe(
+        Effect.provide(Chat.layer().pipe(Layer.provide(clientLayer(server.url))))
+      )
+      expect(r).toMatchObject({ questions: 2, answersWithCitations: 2, supported: 2, unsupported: 2, uncited: 0, relevantCited: 2 })
+      expect(r.precision).toEqual({ mean: 0.5, lo: 0.5, hi: 0.5 })
+      expect(server.received).toHaveLength(2)
+      expect(Eval.citationLine(r)).toContain("citation precision 0.500 [0.500, 0.500] over 2 of 2 answers with citations")
     }).pipe(Effect.provide(MemoryStore.layer)))
 })

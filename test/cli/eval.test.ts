@@ -13,6 +13,7 @@ import { afterAll, beforeAll } from "vitest"
 import * as Eval from "../../src/bench/Eval.js"
 import { sharedPath } from "../../src/internal/shared.js"
 import { runCli } from "../support/cli.js"
+import { delta, sse } from "../pipeline/answer-fixtures.js"
 import { startServer, testKey } from "../support/server.js"
 
 const root = mkdtempSync(join(tmpdir(), "effect-rag-eval-cli-"))
@@ -91,9 +92,16 @@ describe("effect-rag eval", () => {
   it.scopedLive("build with a chat model: the shipped prompt, copied questions rejected, the manifest says how", () =>
     Effect.gen(function*() {
       let n = 0
-      const server = yield* startServer((req) => {
+      const server = yield* startServer((req, res) => {
         if (req.path !== "/v1/chat/completions") return { status: 404, json: { error: { message: "no route" } } }
-        const body = req.json as { messages: Array<{ role: string; content: string }> }
+        const body = req.json as { stream?: boolean; messages: Array<{ role: string; content: string }> }
+        if (body.stream === true) {
+          // ask (eval run --answers): the text of source [1] cited (supported), then a claim no source holds
+          const lines = body.messages.find((m) => m.role === "user")!.content.split("\n")
+          const first = lines[lines.findIndex((l) => l.startsWith("[1] ")) + 1] ?? ""
+          sse(res, [delta({ content: `${first.replace(/[.?!]+$/, "")} [1]. ` }), delta({ content: "Purple dragons guard the treasury [1]." }), delta({}, "stop")])
+          return
+        }
         const passage = body.messages[1]!.content.split("Passage:\n")[1] ?? ""
         n++
         // a copy of the passage's first words (rejected), then a question in other words (kept)
@@ -120,7 +128,7 @@ describe("effect-rag eval", () => {
       const queries = readFileSync(join(set, "queries.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Eval.SetQuery)
       expect(queries.every((q) => /^Which topic number \d+ does this concern\?$/.test(q.text))).toBe(true)
       expect(server.received).toHaveLength(5)
-      for (const r of server.received) {
+      for (const r of [...server.received]) {
         const body = r.json as { model: string; messages: Array<{ role: string; content: string }> }
         expect(body.model).toBe("chat-1")
         expect(body.messages[0]).toEqual({ role: "system", content: Eval.questionPrompt })
@@ -129,5 +137,15 @@ describe("effect-rag eval", () => {
       expect(noModel.code).toBe(2)
       expect(noModel.stderr).toContain("needs a chat model")
       expect(built.stdout + built.stderr).not.toContain(testKey)
+
+      // --answers: the first 3 questions asked through the same server, scored against their citations
+      const answered = yield* Effect.promise(() =>
+        runCli(["eval", "run", ...at, "--set", set, "--modes", "fulltext", "--answers", "3", "--resamples", "200", "--json", join(root, "answers.json")], env)
+      )
+      expect(answered.code, answered.stderr).toBe(0)
+      expect(answered.stdout).toContain("answers by chat-1 (fulltext on fixtures): citation precision 0.500 [0.500, 0.500] over 3 of 3 answers with citations; 3 cited sentence(s) supported, 3 unsupported, 0 without citation")
+      const saved = JSON.parse(readFileSync(join(root, "answers.json"), "utf8")) as { citations: Eval.CitationReport }
+      expect(saved.citations).toMatchObject({ questions: 3, supported: 3, unsupported: 3 })
+      expect(server.received.filter((r) => (r.json as { stream?: boolean }).stream === true)).toHaveLength(3)
     }), 120_000)
 })

@@ -7,9 +7,9 @@
  *   from the collection. `auto` (the default) asks the chat model when one is configured
  *   (`--model`, else `EFFECT_RAG_CHAT_MODEL`), else makes known-item queries offline.
  * - `eval run [--db DIR] --set DIR [--modes fulltext,hybrid,...] [--collections A,B]
- *   [--embedder ...] [--reranker ...] [--json FILE] [--baseline FILE]`: the modes side by side
- *   with 95 % paired-bootstrap intervals; exit 4 when `--baseline` shows a significant
- *   regression.
+ *   [--embedder ...] [--reranker ...] [--json FILE] [--baseline FILE] [--answers N --model M]`:
+ *   the modes side by side with 95 % paired-bootstrap intervals; exit 4 when `--baseline` shows
+ *   a significant regression; `--answers N` also asks N questions and reports citation precision.
  *
  * @since 0.1.0
  */
@@ -112,6 +112,8 @@ export const modes = ["fulltext", "fulltext-plain", "vector", "hybrid"] as const
 
 const list = (s: string) => s.split(",").map((x) => x.trim()).filter((x) => x !== "")
 
+const settings0 = (r: Eval.RunReport) => `${r.settings[0]!.name} on ${r.settings[0]!.collection}`
+
 /** `eval run`. */
 export const runCommand = Command.make(
   "run",
@@ -138,6 +140,12 @@ export const runCommand = Command.make(
       Options.optional,
       Options.withDescription("a run saved with --json: exit 4 when a metric is significantly lower")
     ),
+    answers: Options.integer("answers").pipe(
+      Options.withPseudoName("N"),
+      Options.withDefault(0),
+      Options.withDescription("also ask the first N questions with the chat model (first mode, first collection) and report citation precision (default 0: none)")
+    ),
+    model: Options.text("model").pipe(Options.withPseudoName("MODEL"), Options.optional, Options.withDescription("the chat model of --answers (default: $EFFECT_RAG_CHAT_MODEL)")),
     db: Shared.db,
     collection: Shared.collection,
     config: Shared.config
@@ -145,6 +153,11 @@ export const runCommand = Command.make(
   (args) =>
     Effect.gen(function*() {
       const recallK = yield* positive("recall-k", args.recallK)
+      if (!Number.isInteger(args.answers) || args.answers < 0) return yield* Effect.fail(new Shared.UsageError("--answers must be 0 or a positive integer"))
+      const model = Option.isSome(args.model) ? args.model : yield* Shared.setting("EFFECT_RAG_CHAT_MODEL")
+      if (args.answers > 0 && Option.isNone(model)) {
+        return yield* Effect.fail(new Shared.UsageError("--answers needs a chat model: pass --model or set EFFECT_RAG_CHAT_MODEL"))
+      }
       const resamples = yield* positive("resamples", args.resamples)
       const wanted = list(args.modes)
       if (wanted.length === 0) return yield* Effect.fail(new Shared.UsageError("--modes is empty"))
@@ -186,7 +199,7 @@ export const runCommand = Command.make(
         onNone: () => [Option.isSome(args.collection) || set.manifest === undefined ? resolved.collection : set.manifest.collection]
       })
       const Retrieve = yield* Shared.load(() => import("../../pipeline/Retrieve.js"))
-      const report = yield* Effect.gen(function*() {
+      const report0 = yield* Effect.gen(function*() {
         const store = yield* VectorStore
         const settings: Array<Eval.Setting> = []
         for (const name of names) {
@@ -202,14 +215,30 @@ export const runCommand = Command.make(
             settings.push({ name: names.length > 1 ? `${name}/${m}` : m, collection, retrieve })
           }
         }
-        return yield* Eval.run(set, settings, { recallK, resamples, seed: args.seed })
+        const run = yield* Eval.run(set, settings, { recallK, resamples, seed: args.seed })
+        if (args.answers === 0 || Option.isNone(model)) return { run, citations: undefined }
+        const first = settings[0]!
+        const citations = yield* Eval.citationPrecision(set, first.collection, {
+          model: model.value,
+          mode: first.retrieve.mode,
+          embeddings: first.retrieve.embeddings,
+          reranker: first.retrieve.reranker,
+          retrieve: { fullText: first.retrieve.fullText },
+          questions: args.answers,
+          resamples,
+          seed: args.seed
+        }).pipe(Effect.provide(chatLayer(model.value)))
+        return { run, citations }
       }).pipe(Effect.provide(resolved.store))
+      const { citations } = report0
+      const report = report0.run
       yield* Console.log(Eval.table(report))
+      if (citations !== undefined) yield* Console.log(`\nanswers by ${Option.getOrElse(model, () => "")} (${settings0(report)}): ${Eval.citationLine(citations)}`)
       if (Option.isSome(args.json)) {
         const path = resolve(args.json.value)
         yield* Effect.sync(() => {
           mkdirSync(dirname(path), { recursive: true })
-          writeFileSync(path, JSON.stringify(report) + "\n")
+          writeFileSync(path, JSON.stringify(citations === undefined ? report : { ...report, citations }) + "\n")
         })
         yield* Console.log(`wrote ${path}`)
       }
