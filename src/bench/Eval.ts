@@ -20,6 +20,10 @@
  * - {@link citationPrecision} asks the set's questions through `Answer.ask` and reports how many
  *   cited sentences their passages support (`AnswerCheck`).
  *
+ * Building and running read the whole collection, unrestricted by access lists (an operator's
+ * measurement, like the benchmarks); {@link citationPrecision} asks as the `Principal` in its
+ * context.
+ *
  * Relevance is at the document level: a query's relevant document is the one its chunk came
  * from, so collections chunked differently are compared on the same judgements.
  *
@@ -33,6 +37,7 @@ import { join } from "node:path"
 import * as Chat from "../api/Chat.js"
 import * as Answer from "../pipeline/Answer.js"
 import * as AnswerCheck from "../pipeline/AnswerCheck.js"
+import type * as Principal from "../pipeline/Principal.js"
 import type * as RagError from "../RagError.js"
 import * as Retrieve from "../pipeline/Retrieve.js"
 import { analyze, words } from "../store/internal/text.js"
@@ -866,13 +871,14 @@ export interface CitationReport {
  * Asks every question of the set (up to `questions`) through `Answer.ask` on the collection,
  * checks each answer with `AnswerCheck.check`, and reports citation precision (the share of
  * cited sentences their passages support) with a bootstrap interval, and how many answers cite
- * the relevant document. Fails with `Answer.ask`'s errors (no chat model: `ChatNotConfigured`).
+ * the relevant document. Asks as the `Principal` in the context. Fails with `Answer.ask`'s
+ * errors (no chat model: `ChatNotConfigured`).
  */
 export const citationPrecision = (
   set: LoadedSet,
   collection: Collection,
   options: CitationOptions = {}
-): Effect.Effect<CitationReport, Answer.AskError | EvalError, Chat.Chat> =>
+): Effect.Effect<CitationReport, Answer.AskError | EvalError, Chat.Chat | Principal.Principal> =>
   Effect.gen(function*() {
     const questions = set.queries.slice(0, options.questions ?? set.queries.length)
     if (questions.length === 0) return yield* new EvalError({ message: `the set in ${set.dir} has no judged query` })

@@ -7,6 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Layer } from "effect"
 import * as Chat from "../../src/api/Chat.js"
 import * as Eval from "../../src/bench/Eval.js"
+import * as Principal from "../../src/pipeline/Principal.js"
 import * as MemoryStore from "../../src/store/MemoryStore.js"
 import { type Chunk, type Hit, VectorStore } from "../../src/store/VectorStore.js"
 import { delta, sse } from "../pipeline/answer-fixtures.js"
@@ -167,7 +168,8 @@ describe("citation precision", () => {
         qrels: new Map([["q1", new Map([["lighthouse", 1]])], ["q2", new Map([["harbour", 1]])]])
       }
       const r = yield* Eval.citationPrecision(set, c, { model: "chat-1", tools: false, limit: 1 }).pipe(
-        Effect.provide(Chat.layer().pipe(Layer.provide(clientLayer(server.url))))
+        Effect.provide(Chat.layer().pipe(Layer.provide(clientLayer(server.url)))),
+        Effect.provide(Principal.layerUnrestricted)
       )
       expect(r).toMatchObject({ questions: 2, answersWithCitations: 2, supported: 2, unsupported: 2, uncited: 0, relevantCited: 2 })
       expect(r.precision).toEqual({ mean: 0.5, lo: 0.5, hi: 0.5 })

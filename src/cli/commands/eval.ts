@@ -199,6 +199,8 @@ export const runCommand = Command.make(
         onNone: () => [Option.isSome(args.collection) || set.manifest === undefined ? resolved.collection : set.manifest.collection]
       })
       const Retrieve = yield* Shared.load(() => import("../../pipeline/Retrieve.js"))
+      // the operator's measurement: every chunk is read, as by the benchmarks
+      const Principal = yield* Shared.load(() => import("../../pipeline/Principal.js"))
       const report0 = yield* Effect.gen(function*() {
         const store = yield* VectorStore
         const settings: Array<Eval.Setting> = []
@@ -227,7 +229,7 @@ export const runCommand = Command.make(
           questions: args.answers,
           resamples,
           seed: args.seed
-        }).pipe(Effect.provide(chatLayer(model.value)))
+        }).pipe(Effect.provide(chatLayer(model.value)), Effect.provide(Principal.layerUnrestricted))
         return { run, citations }
       }).pipe(Effect.provide(resolved.store))
       const { citations } = report0
