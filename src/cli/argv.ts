@@ -217,7 +217,7 @@ export const help = (path: ReadonlyArray<Node>, version: string): string => {
     commands,
     ...(leaf.children.length > 0 ? [HelpDoc.p(`Run ${nameOf(path)} COMMAND --help for the options of a command.`)] : []),
     ...(path.length === 1
-      ? [HelpDoc.h1("EXIT STATUS"), HelpDoc.p("0 done, 1 failed, 2 bad usage (nothing read or written), 3 partial (some documents failed, the rest are stored), 130/143 stopped by SIGINT/SIGTERM")]
+      ? [HelpDoc.h1("EXIT STATUS"), HelpDoc.p("0 done, 1 failed, 2 bad usage (nothing read or written), 3 partial (some documents failed, the rest are stored), 4 significant regression (eval run --baseline), 130/143 stopped by SIGINT/SIGTERM")]
       : [])
   ])
   const text = HelpDoc.toAnsiText(doc)

@@ -3,7 +3,8 @@
  * The `effect-rag` command line: one entry point, one subcommand per file under `commands/`.
  *
  * Exit status: 0 done, 1 failed, 2 bad usage (nothing was read or written), 3 partial (some
- * documents failed, the rest are stored), 130 / 143 stopped by SIGINT / SIGTERM.
+ * documents failed, the rest are stored), 4 a significant regression (`eval run --baseline`),
+ * 130 / 143 stopped by SIGINT / SIGTERM.
  *
  * Start-up: this module and the command definitions import only `effect` and `@effect/cli`;
  * each command loads what it runs when it runs (`Shared.load`). The modules loaded before a
@@ -29,6 +30,7 @@ import * as Argv from "./argv.js"
 import * as ask from "./commands/ask.js"
 import * as bench from "./commands/bench.js"
 import * as collections from "./commands/collections.js"
+import * as evaluate from "./commands/eval.js"
 import * as extract from "./commands/extract.js"
 import * as ingest from "./commands/ingest.js"
 import * as models from "./commands/models.js"
@@ -68,6 +70,7 @@ const subcommands: ReadonlyArray<Argv.Node> = [
   leaf(web.crawlCommand, "crawl"),
   leaf(web.mapCommand, "map"),
   { name: "bench", command: bench.command, children: [leaf(bench.retrieval, "retrieval")] },
+  { name: "eval", command: evaluate.command, children: [leaf(evaluate.buildCommand, "build"), leaf(evaluate.runCommand, "run")] },
   leaf(serve.command, "serve"),
   leaf(worker.command, "worker")
 ]
@@ -85,6 +88,7 @@ const root = Command.make("effect-rag").pipe(
     web.crawlCommand,
     web.mapCommand,
     bench.command,
+    evaluate.command,
     serve.command,
     worker.command
   ])

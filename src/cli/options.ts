@@ -321,7 +321,8 @@ export const resolveUploadEngine = (command: string): Effect.Effect<"local" | "r
 
 /**
  * Exit codes of every command: 0 all done, 1 failed, 2 bad usage (nothing was read or written),
- * 3 partial (some documents failed, the rest are stored). A run stopped by SIGINT exits 130,
+ * 3 partial (some documents failed, the rest are stored), 4 a significant regression
+ * (`eval run --baseline`). A run stopped by SIGINT exits 130,
  * by SIGTERM 143 (128 + the signal number, as shells do).
  */
 export const ExitCode = {
@@ -330,6 +331,8 @@ export const ExitCode = {
   usage: 2,
   /** Some items failed, the rest succeeded (e.g. an ingest with failed documents). */
   partial: 3,
+  /** `eval run --baseline`: a metric is significantly lower than the saved run's. */
+  regression: 4,
   sigint: 130,
   sigterm: 143
 } as const

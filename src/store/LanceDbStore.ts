@@ -777,6 +777,17 @@ const makeCollection = (table: lancedb.Table, spec: CollectionSpec, settings: Se
         .map(([documentId, chunks]): DocumentEntry => ({ documentId, chunks }))
     }))
 
+  const scan = (filter?: Filter, options: ScopeOptions = {}) =>
+    Effect.gen(function*() {
+      const predicate = yield* where(filter, options.scope)
+      const rows = yield* attempt("scan", () => {
+        let q = table.query().select(hitColumns)
+        if (predicate !== undefined) q = q.where(predicate)
+        return q.toArray() as Promise<Array<Record<string, unknown>>>
+      })
+      return rows.map((r) => toHit(r, 0)).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    })
+
   return {
     spec,
     upsert,
@@ -789,6 +800,7 @@ const makeCollection = (table: lancedb.Table, spec: CollectionSpec, settings: Se
     listDocuments,
     optimize,
     termCounts,
+    scan,
     enforcesAccess: true
   }
 }

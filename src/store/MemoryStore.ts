@@ -193,6 +193,10 @@ const makeCollection = (spec: CollectionSpec): Collection => {
         return [...counts.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([documentId, chunks]) => ({ documentId, chunks }))
       }),
     optimize: () => Effect.void,
+    scan: (filter, options: ScopeOptions = {}) =>
+      Effect.map(checkFilter(filter, options.scope), (accept) =>
+        [...rows.values()].filter((r) => accept(r.chunk)).map((r) => toHit(r.chunk, 0))
+          .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))),
     termCounts: (ids, options: ScopeOptions = {}) =>
       Effect.map(checkFilter(undefined, options.scope), (accept) => {
         const { index, order, rowOf } = textIndex()

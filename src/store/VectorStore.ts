@@ -316,6 +316,12 @@ export interface Collection {
    * (see {@link requireScope}). A backend without it serves only unrestricted reads.
    */
   readonly enforcesAccess?: boolean | undefined
+  /**
+   * Optional: every chunk (matching the filter, readable in the scope) with its text, title and
+   * metadata, no vector (`score` 0), sorted by id. For whole-collection work such as building
+   * an evaluation set (`Eval.build`), not for queries: it reads every row.
+   */
+  readonly scan?: (filter?: Filter, options?: ScopeOptions) => Effect.Effect<ReadonlyArray<Hit>, VectorStoreError>
 }
 
 /** The store: a set of named collections. */

@@ -61,6 +61,22 @@ export const contract = (name: string, layer: () => Layer.Layer<VectorStore, unk
     const withStore = <A, E>(f: (s: VectorStore["Type"]) => Effect.Effect<A, E>) =>
       Effect.flatMap(VectorStore, f).pipe(Effect.provide(layer()))
 
+    it.scoped("scan (an optional method) reads every chunk, or those matching a filter, sorted by id", () =>
+      withStore((store) =>
+        Effect.gen(function*() {
+          const c = yield* store.collection(spec)
+          yield* c.upsert(corpus)
+          if (c.scan === undefined) return
+          const all = yield* c.scan()
+          expect(all.map((h) => h.id)).toEqual(corpus.map((x) => x.id).sort())
+          for (const h of all) {
+            const source = corpus.find((x) => x.id === h.id)!
+            expect(h).toMatchObject({ documentId: source.documentId, text: source.text, score: 0 })
+          }
+          const a = yield* c.scan({ _tag: "Compare", field: "documentId", op: "=", value: "A" })
+          expect(a.map((h) => h.id)).toEqual(corpus.filter((x) => x.documentId === "A").map((x) => x.id).sort())
+        })))
+
     it.scoped("upserts, counts, lists documents; re-upserting changes nothing", () =>
       withStore((store) =>
         Effect.gen(function*() {
@@ -262,6 +278,11 @@ export const contract = (name: string, layer: () => Layer.Layer<VectorStore, unk
             yield* c.searchText("sodium", { limit: 10 })
             const terms = yield* c.termCounts(["tb1", "old"], { scope: scopeA })
             expect(terms).toEqual([undefined, undefined])
+          }
+          // scan (optional) reads only the chunks in the scope
+          if (c.scan !== undefined) {
+            expect((yield* c.scan(undefined, { scope: scopeA })).map((h) => h.id)).toEqual(["pub", "ta1", "ta2"])
+            expect((yield* c.scan()).length).toBe(6)
           }
           // hits carry no access list
           for (const h of yield* c.searchText("alpha plant", { limit: 3, scope: scopeA })) expect(Object.keys(h)).not.toContain("access")

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll } from "vitest"
 import type * as Answer from "../../src/pipeline/Answer.js"
+import type * as AnswerCheck from "../../src/pipeline/AnswerCheck.js"
 import { runCli } from "../support/cli.js"
 import { startServer, testKey } from "../support/server.js"
 import { chatHandler, fillCollection } from "./answer-fixtures.js"
@@ -55,8 +56,8 @@ describe("effect-rag query / ask", () => {
       const env = { EFFECT_RAG_BASE_URL: server.url, EFFECT_RAG_API_KEY: testKey, EFFECT_RAG_CHAT_MODEL: "chat-1" }
       const [json, plain, noModel] = yield* Effect.promise(() =>
         Promise.all([
-          runCli(["ask", "Who invented the Fresnel lens?", ...at, "--json", "--limit", "2"], env),
-          runCli(["ask", "Who invented the Fresnel lens?", ...at, "--limit", "2"], env),
+          runCli(["ask", "Who invented the Fresnel lens?", ...at, "--json", "--limit", "2", "--check"], env),
+          runCli(["ask", "Who invented the Fresnel lens?", ...at, "--limit", "2", "--check"], env),
           runCli(["ask", "Who invented the Fresnel lens?", ...at], { EFFECT_RAG_BASE_URL: server.url, EFFECT_RAG_API_KEY: testKey })
         ])
       )
@@ -66,11 +67,15 @@ describe("effect-rag query / ask", () => {
       expect(answer.cited.map((s) => s.source)).toEqual(["guides/lighthouse.md", "reports/harbour.pdf"])
       expect(answer.searches[0]?.query).toBe("harbour dredged")
       expect(answer.unknownCitations).toEqual([99])
+      // --check: both sentences are held by the passages they cite
+      const check = (answer as Answer.Answer & { check: AnswerCheck.Check }).check
+      expect(check.sentences.map((x) => [x.status, x.cited])).toEqual([["supported", [answer.cited[0]!.n]], ["supported", [answer.cited[1]!.n, 99]]])
 
       expect(plain.code).toBe(0)
       expect(plain.stdout).toMatch(/^The Fresnel lens was invented by Augustin Fresnel in 1822 \[1\]\./)
       expect(plain.stdout).toContain("Sources:\n[1] guides/lighthouse.md, page 1, chunk 0 (Lighthouse optics)")
       expect(plain.stdout).toContain("note: the answer cites [99], which matches no source")
+      expect(plain.stdout).toContain("Check (lexical support, threshold 0.5): 2 of 2 sentence(s) supported by their citations, 0 unsupported, 0 without citation")
 
       expect(noModel.code).toBe(1)
       expect(noModel.stderr).toContain("ChatNotConfigured")

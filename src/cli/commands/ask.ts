@@ -1,10 +1,12 @@
 /**
- * `effect-rag ask QUESTION [--model M] [--search] [--no-tools] [--limit N] [--mode ...]
+ * `effect-rag ask QUESTION [--model M] [--search] [--no-tools] [--check] [--limit N] [--mode ...]
  * [--filter key=value]... [--embedder ...] [--reranker ...] [--db DIR] [--collection NAME]
  * [--json] [--config FILE]`: answers a question from a collection through the chat service,
  * with numbered citations, then lists the cited sources.
  *
  * On a terminal the answer streams as it is written; otherwise it is printed when complete.
+ * `--check` then checks each sentence against the passages it cites (`pipeline/AnswerCheck`)
+ * and lists those not supported (in `--json`: the `check` field).
  * `--search` answers through AI search instead (no collection involved). The chat model comes
  * from `--model`, then `EFFECT_RAG_CHAT_MODEL` (environment or config file); the API from
  * `EFFECT_RAG_BASE_URL` and `EFFECT_RAG_API_KEY`. Without a model or key the command exits 1
@@ -65,6 +67,9 @@ export const command = Command.make(
     ),
     search: Options.boolean("search").pipe(Options.withDescription("answer through AI search instead of the collection")),
     noTools: Options.boolean("no-tools").pipe(Options.withDescription("do not offer the model the search_documents tool")),
+    check: Options.boolean("check").pipe(
+      Options.withDescription("check each sentence against the passages it cites (lexical support, threshold 0.5) and list those not supported")
+    ),
     ...retrievalOptions(6)
   },
   (args) =>
@@ -106,6 +111,12 @@ export const command = Command.make(
         answer = final
         if (!args.json) yield* Console.log(streamed ? "" : answer.text)
       }
-      yield* Console.log(args.json ? JSON.stringify(answer, null, 2) : `\n${formatSources(answer)}`)
+      const AnswerCheck = args.check ? yield* Shared.load(() => import("../../pipeline/AnswerCheck.js")) : undefined
+      const checked = AnswerCheck?.check(answer)
+      yield* Console.log(
+        args.json
+          ? JSON.stringify(checked === undefined ? answer : { ...answer, check: checked }, null, 2)
+          : `\n${formatSources(answer)}${checked === undefined ? "" : `\n\n${AnswerCheck!.format(checked)}`}`
+      )
     }).pipe(Shared.withConfigFile(args.config), exitOnUsage)
 ).pipe(Command.withDescription("Answer a question from a collection with cited sources (needs a chat model)."))
