@@ -10,12 +10,17 @@
  * apply to the collection's declared metadata fields (an ingest declares `source`, `page`,
  * `type`, `source_hash`), e.g. `--filter page=3 --filter source=docs/guide.pdf`.
  *
+ * `--as ID [--group NAME]...` runs the query for that principal: only chunks whose access list
+ * holds the id, one of the groups or `*` are read. Without `--as` the local operator reads
+ * every chunk.
+ *
  * @since 0.1.0
  */
 import { Args, Command, Options } from "@effect/cli"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Embeddings from "../../api/Embeddings.js"
 import type * as Answer from "../../pipeline/Answer.js"
@@ -26,6 +31,7 @@ import * as Shared from "../options.js"
 const answerModule = Shared.load(() => import("../../pipeline/Answer.js"))
 const storeModule = Shared.load(() => import("../../store/LanceDbStore.js"))
 const embeddersModule = Shared.load(() => import("./bench.js"))
+const principalModule = Shared.load(() => import("../../pipeline/Principal.js"))
 
 // =============================================================================
 // Options shared with `ask`
@@ -61,6 +67,37 @@ export const reranker = Options.text("reranker").pipe(
   Options.optional,
   Options.withDescription("none | remote | onnx:DIR (default: $EFFECT_RAG_RERANKER or none)")
 )
+
+/** `--as ID`: the principal a query runs for. */
+export const asPrincipal = Options.text("as").pipe(
+  Options.withPseudoName("ID"),
+  Options.optional,
+  Options.withDescription("read as this principal: only chunks whose access list holds ID, a --group or * (default: the local operator reads every chunk)")
+)
+
+/** `--group NAME` (repeatable): the groups of the `--as` principal. */
+export const group = Options.text("group").pipe(
+  Options.withPseudoName("NAME"),
+  Options.repeated,
+  Options.withDescription("a group of the --as principal; repeatable")
+)
+
+/**
+ * The principal layer of `--as` / `--group`: the local operator (unrestricted) without `--as`.
+ * `--group` without `--as`, or a name that is not a valid access-list entry, is a usage error.
+ */
+export const resolvePrincipal = (flags: { readonly as: Option.Option<string>; readonly group: ReadonlyArray<string> }) =>
+  Effect.gen(function*() {
+    const Principal = yield* principalModule
+    if (Option.isNone(flags.as)) {
+      if (flags.group.length > 0) return yield* Effect.fail(new UsageError("--group needs --as ID"))
+      return Principal.layerUnrestricted
+    }
+    const p = Principal.make(flags.as.value, flags.group)
+    const problem = Principal.check(p)
+    if (problem !== undefined) return yield* Effect.fail(new UsageError(`--as/--group: ${problem}`))
+    return Principal.layer(p)
+  })
 
 /** What `query` and `ask` resolve from their retrieval flags. */
 export interface RetrievalFlags {
@@ -176,6 +213,8 @@ export const retrievalOptions = (defaultLimit: number) => ({
   filter,
   embedder,
   reranker,
+  as: asPrincipal,
+  group,
   db: Shared.db,
   collection: Shared.collection,
   json: Shared.json,
@@ -193,11 +232,12 @@ export const command = Command.make(
     Effect.gen(function*() {
       const text = yield* nonBlank("the query", args.text)
       const resolved = yield* resolveRetrieval(args)
+      const principal = yield* resolvePrincipal(args)
       const Answer = yield* answerModule
       const result = yield* Effect.gen(function*() {
         const { collection, options } = yield* withFilter(resolved.collection, resolved.options, args.filter)
         return yield* Answer.query(collection, text, options)
-      }).pipe(Effect.provide(resolved.store))
+      }).pipe(Effect.provide(Layer.merge(resolved.store, principal)))
       yield* Console.log(args.json ? JSON.stringify(resultJson(resolved.db, result), null, 2) : formatResult(result, Answer.snippet))
     }).pipe(Shared.withConfigFile(args.config), exitOnUsage)
 ).pipe(Command.withDescription("Search a collection (offline full text; hybrid with an embedder) and print cited results."))
