@@ -31,6 +31,9 @@ const at = (name) => `${name}@${pkg.peerDependencies[name]}`
 const core = [tarball, "effect@3"]
 const rows = [
   { name: "effect-rag (core)", packages: core },
+  // where onnxruntime-node's install script reaches its download host, npm keeps the optional
+  // subtrees that need it; its own switch simulates that here (no dependency of the core has one)
+  { name: "effect-rag (core), as where GitHub is reachable", packages: core, env: { ONNXRUNTIME_NODE_INSTALL_CUDA: "skip" } },
   { name: "+ ONNX (effect-rag/onnx)", packages: [...core, at("@huggingface/transformers")], part: true, env: { ONNXRUNTIME_NODE_INSTALL: "skip" } },
   {
     name: "+ USE-lite (effect-rag/use-lite)",

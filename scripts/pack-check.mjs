@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // The package as a consumer gets it: pack it, install the tarball into a fresh project with the
-// npm registry only, measure the installed size, type-check every shipped example under
+// npm registry only, measure the installed size (at most 400 MB), check that no AI runtime or
+// client comes with it (also where onnxruntime-node's install script can reach its download host,
+// simulated by ONNXRUNTIME_NODE_INSTALL_CUDA=skip), type-check every shipped example under
 // `tsc --init`'s defaults, run the ingest-and-query example on a small folder of real documents
 // and the HTTP endpoint example answering one request, and check that the optional parts that
 // are not installed fail with their `npm install` line (library and CLI).
@@ -16,7 +18,7 @@ import { createServer } from "node:http"
 import { tmpdir } from "node:os"
 import { basename, delimiter, dirname, join, resolve } from "node:path"
 import { parseArgs } from "node:util"
-import { cleanEnv, freshProject, largestPackages, npmInstall, packagesIn, packTarball, sizeOf, warningsOf } from "./lib/npm-project.mjs"
+import { cleanEnv, findPackages, freshProject, largestPackages, npmInstall, packagesIn, packTarball, sizeOf, warningsOf } from "./lib/npm-project.mjs"
 
 const repo = resolve(dirname(new URL(import.meta.url).pathname), "..")
 const { values: args } = parseArgs({
@@ -65,17 +67,39 @@ check(install.code === 0, `npm install <tarball> effect@3 succeeds (${installSec
 if (install.code !== 0) console.log(install.err)
 check(warnings.length === 0, `npm install prints no warning beyond those of effect + ${effectPlatform.join(" + ")} alone${warnings.length ? `:\n  ${warnings.join("\n  ")}` : ` (${baselineWarnings.size} of theirs)`}`)
 
-// 3. the installed size, with the largest packages
+// 3. the installed size, with the largest packages, and what must not be in the tree: the
+//    ONNX runtime and the clients of other AI services come only with an optional part the
+//    consumer asks for (a dependency's own optional dependencies count too, at any depth)
 const modules = join(app, "node_modules")
 const installedBytes = sizeOf(modules)
 const largest = largestPackages(modules)
 const mb = installedBytes / 1e6
-console.log(`installed: ${mb.toFixed(1)} MB in ${packagesIn(modules).length} top-level packages; largest: ${largest.map((p) => `${p.name} ${p.mb.toFixed(1)}`).join(", ")}`)
 const mib = installedBytes / 2 ** 20
-check(mib <= 400, `node_modules of the core is at most 400 MiB (${mib.toFixed(1)} MiB = ${mb.toFixed(1)} MB of files)`)
+console.log(`installed: ${mb.toFixed(1)} MB in ${packagesIn(modules).length} top-level packages; largest: ${largest.map((p) => `${p.name} ${p.mb.toFixed(1)}`).join(", ")}`)
+const coreLimit = 400_000_000
+check(installedBytes <= coreLimit, `node_modules of the core is at most 400 MB (${mb.toFixed(1)} MB = ${mib.toFixed(1)} MiB of files)`)
 const optionalPresent = ["@huggingface/transformers", "onnxruntime-node", "@energetic-ai/core", "bullmq", "tesseract.js", "@effect/ai", "pg"]
   .filter((n) => existsSync(join(modules, n)))
 check(optionalPresent.length === 0, `no optional part is installed by default${optionalPresent.length ? ` (found ${optionalPresent.join(", ")})` : ""}`)
+const unasked = ["@huggingface/transformers", "onnxruntime-node", "openai"]
+const strays = findPackages(modules, unasked)
+check(strays.length === 0, `none of ${unasked.join(", ")} is anywhere in the tree${strays.length ? ` (found ${strays.join(", ")})` : ""}`)
+
+// 3b. the same install where onnxruntime-node's install script would succeed (where GitHub is
+//     reachable; simulated offline by its own switch ONNXRUNTIME_NODE_INSTALL_CUDA=skip): npm
+//     keeps an optional subtree whose install script succeeds, so a dependency that declares
+//     @huggingface/transformers or openai as optional shows up here and not in the install above
+const reachable = freshProject(work, "app-cuda-skip")
+const installReachable = npmInstall(reachable, [tarball, "effect@3"], { ...env, ONNXRUNTIME_NODE_INSTALL_CUDA: "skip" })
+const reachableModules = join(reachable, "node_modules")
+const reachableBytes = installReachable.code === 0 ? sizeOf(reachableModules) : Number.NaN
+const reachableStrays = installReachable.code === 0 ? findPackages(reachableModules, unasked) : []
+const reachableWarnings = warningsOf(installReachable).filter((l) => !baselineWarnings.has(l))
+check(installReachable.code === 0, `with ONNXRUNTIME_NODE_INSTALL_CUDA=skip: npm install <tarball> effect@3 succeeds (${installReachable.seconds.toFixed(1)} s)${installReachable.code === 0 ? "" : `\n${installReachable.err}`}`)
+check(reachableStrays.length === 0, `with ONNXRUNTIME_NODE_INSTALL_CUDA=skip: none of ${unasked.join(", ")} is anywhere in the tree${reachableStrays.length ? ` (found ${reachableStrays.join(", ")})` : ""}`)
+check(reachableBytes <= coreLimit, `with ONNXRUNTIME_NODE_INSTALL_CUDA=skip: node_modules is at most 400 MB (${(reachableBytes / 1e6).toFixed(1)} MB)`)
+check(reachableWarnings.length === 0, `with ONNXRUNTIME_NODE_INSTALL_CUDA=skip: no warning beyond those of effect + its platform packages${reachableWarnings.length ? `:\n  ${reachableWarnings.join("\n  ")}` : ""}`)
+rmSync(reachable, { recursive: true, force: true })
 
 // 4. every shipped example type-checks under `tsc --init`'s defaults
 const tools = npmInstall(app, ["-D", "typescript@~5.9.3", "@types/node@^22"], env)
@@ -200,7 +224,9 @@ const report = {
   node: nodeVersion,
   npm: run("npm", ["--version"]).out.trim(),
   installSeconds,
+  installedBytes,
   installedMB: Number(mb.toFixed(1)),
+  installedBytesWithCudaSkip: reachableBytes,
   largest: largest.map((p) => ({ name: p.name, mb: Number(p.mb.toFixed(1)) })),
   failures
 }

@@ -2,7 +2,7 @@
 // pack-and-install check (scripts/pack-check.mjs) and the install-size benchmark
 // (benchmarks/install.ts). Node built-ins only.
 import { spawnSync } from "node:child_process"
-import { lstatSync, mkdirSync, readdirSync, writeFileSync } from "node:fs"
+import { existsSync, lstatSync, mkdirSync, readdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 
 /** Makes `dir/name` with a bare `package.json` (ESM, private) and returns its path. */
@@ -51,6 +51,25 @@ export const sizeOf = (dir) => {
 export const packagesIn = (nodeModules) =>
   readdirSync(nodeModules).filter((n) => !n.startsWith(".")).flatMap((n) =>
     n.startsWith("@") ? readdirSync(join(nodeModules, n)).map((m) => `${n}/${m}`) : [n])
+
+/**
+ * Where any of `names` is installed under a `node_modules`, at any depth (nested copies under
+ * another package's own `node_modules` included): paths relative to `nodeModules`.
+ */
+export const findPackages = (nodeModules, names) => {
+  const wanted = new Set(names)
+  const found = []
+  const walk = (dir, prefix) => {
+    if (!existsSync(dir)) return
+    for (const name of packagesIn(dir)) {
+      const path = `${prefix}${name}`
+      if (wanted.has(name)) found.push(path)
+      walk(join(dir, name, "node_modules"), `${path}/node_modules/`)
+    }
+  }
+  walk(nodeModules, "")
+  return found
+}
 
 /** The `top` largest packages under a `node_modules`, in MB (10^6 bytes). */
 export const largestPackages = (nodeModules, top = 8) =>

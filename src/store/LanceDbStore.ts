@@ -343,8 +343,12 @@ const vectorData = (type: Arrow.FixedSizeList, values: ReadonlyArray<unknown>): 
   return arrow.makeData({ type, length: values.length, nullCount: 0, child })
 }
 
-const toArrow = (spec: CollectionSpec, rows: ReadonlyArray<Record<string, unknown>>): Arrow.Table => {
-  const schema = schemaOf(spec)
+const toArrow = (spec: CollectionSpec, rows: ReadonlyArray<Record<string, unknown>>, order?: ReadonlyArray<string>): Arrow.Table => {
+  // LanceDB 0.29's merge-insert takes the batch's columns by position: they follow the table's
+  // order (a column added to an older table comes last there)
+  const rank = (name: string) => (order === undefined || !order.includes(name) ? Number.MAX_SAFE_INTEGER : order.indexOf(name))
+  const specSchema = schemaOf(spec)
+  const schema = order === undefined ? specSchema : new arrow.Schema([...specSchema.fields].sort((a, b) => rank(a.name) - rank(b.name)), specSchema.metadata)
   const children = schema.fields.map((f) => {
     const values = rows.map((r) => r[f.name] ?? null)
     if (f.type instanceof arrow.Utf8) return utf8Data(values)
@@ -540,7 +544,8 @@ const makeCollection = (table: lancedb.Table, spec: CollectionSpec, settings: Se
             rows.push(row)
           } else rows[at] = row
         }
-        const data = toArrow(spec, rows)
+        const order = (yield* attempt("schema", () => table.schema())).fields.map((f) => f.name)
+        const data = toArrow(spec, rows, order)
         const merge = () =>
           table.mergeInsert("id")
             // An unchanged chunk is left alone: no rewrite, no index churn.
