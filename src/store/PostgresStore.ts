@@ -6,7 +6,7 @@
  * - **Tables.** `<schema>.collections` holds each collection's spec (so a reopened collection
  *   knows its embedding model and dimension) and its full-text statistics. Each collection has a
  *   `chunks_<n>` table (id, document id, title, text, metadata as `jsonb`, the content digest,
- *   one typed column per declared field, and `vector(d)` when it has an embedding) and a
+ *   the access list, one typed column per declared field, and `vector(d)` when it has an embedding) and a
  *   `postings_<n>` table (term, field, chunk, term count, field length, a surface word).
  * - **Full text.** PostgreSQL has no BM25, so the adapter analyses every chunk itself with the
  *   analyser the other adapters use (`internal/text.ts`: lower case, LanceDB's English stop
@@ -25,6 +25,10 @@
  *   and a crash loses at most the batch in flight (rolled back whole).
  * - **Filters** compile to SQL with every value a bound parameter ({@link compileFilter}); column
  *   names come from the collection's spec, never from the filter.
+ * - **Access lists** are a `text[]` column (null for a chunk without one, read only by
+ *   unrestricted reads); a restricted read scope is the predicate `access && $n::text[]` ANDed
+ *   with the filter in every read (searches, counts, listDocuments, termCounts), before ranking
+ *   and the limit. The list is part of the content digest, so a changed list is an update.
  *
  * `pg` is an optional peer dependency (`npm install pg@^8.23.1`): without it, the layer fails
  * with `RagError.MissingPackage` carrying that line. The database needs the `vector` extension
@@ -49,6 +53,7 @@ import * as Fusion from "./internal/fusion.js"
 import { contentHash } from "./internal/hash.js"
 import { stem, stopWords, terms, words } from "./internal/text.js"
 import {
+  checkAccess,
   type Chunk,
   type Collection,
   CollectionNotFound,
@@ -62,6 +67,8 @@ import {
   EmbeddingMismatch,
   type FieldType,
   type Filter,
+  type ReadScope,
+  type ScopeOptions,
   type Hit,
   type HybridSearchOptions,
   InvalidInput,
@@ -304,10 +311,22 @@ const makeCollection = (pool: Pool, settings: Settings, stored: Stored): Collect
       return f(c)
     })
 
-  const where = (filter: Filter | undefined, params: Params): Effect.Effect<string, InvalidInput> => {
-    if (filter === undefined) return Effect.succeed("TRUE")
+  /**
+   * The filter and the read scope as one predicate on the chunks table, applied before ranking
+   * and the limit: a restricted scope reads the chunks whose access list shares an entry with it
+   * (a chunk without a list is read only unrestricted). Every value is a bound parameter.
+   */
+  const where = (filter: Filter | undefined, params: Params, scope?: ReadScope | undefined): Effect.Effect<string, InvalidInput> => {
+    let scoped = "TRUE"
+    if (scope !== undefined && scope._tag === "Entries") {
+      const problem = checkAccess(scope.entries)
+      if (problem !== undefined) return Effect.fail(new InvalidInput({ message: problem }))
+      scoped = `access && ${params.bind([...new Set(scope.entries)])}::text[]`
+    }
+    if (filter === undefined) return Effect.succeed(scoped)
     const r = compileFilter(spec, filter, params.bind)
-    return r._tag === "Right" ? Effect.succeed(r.right) : Effect.fail(new InvalidInput({ message: r.left }))
+    if (r._tag === "Left") return Effect.fail(new InvalidInput({ message: r.left }))
+    return Effect.succeed(scoped === "TRUE" ? r.right : `(${scoped}) AND (${r.right})`)
   }
 
   const toHit = (r: Record<string, unknown>, score: number): Hit => ({
@@ -326,6 +345,8 @@ const makeCollection = (pool: Pool, settings: Settings, stored: Stored): Collect
   const checkChunk = (chunk: Chunk): Effect.Effect<void, VectorStoreError> =>
     Effect.gen(function*() {
       if (chunk.id === "") return yield* new InvalidInput({ message: "a chunk id must not be empty" })
+      const accessProblem = checkAccess(chunk.access)
+      if (accessProblem !== undefined) return yield* new InvalidInput({ message: `chunk ${chunk.id}: ${accessProblem}` })
       yield* checkChunkVector(spec, chunk)
       for (const [name, type] of fields) {
         const v = chunk.metadata?.[name] ?? null
@@ -344,6 +365,7 @@ const makeCollection = (pool: Pool, settings: Settings, stored: Stored): Collect
     "content_hash",
     "content_len",
     "title_len",
+    "access",
     ...fields.map(([, , c]) => c),
     ...(spec.embedding === undefined ? [] : ["vector"])
   ]
@@ -356,11 +378,19 @@ const makeCollection = (pool: Pool, settings: Settings, stored: Stored): Collect
     "text[]",
     "int[]",
     "int[]",
+    "jsonb[]",
     ...fields.map(([, t]) => `${sqlType(t)}[]`),
     ...(spec.embedding === undefined ? [] : ["text[]"])
   ]
   const insertChunks = `INSERT INTO ${chunks} (${columns.map(ident).join(", ")}) SELECT ${
-    columns.map((c) => (c === "vector" ? `t.${ident(c)}::vector` : `t.${ident(c)}`)).join(", ")
+    columns.map((c) =>
+      c === "vector"
+        ? `t.${ident(c)}::vector`
+        // an access list travels as a JSON array (unnest flattens arrays of arrays)
+        : c === "access"
+        ? `CASE WHEN t.access IS NULL THEN NULL ELSE ARRAY(SELECT jsonb_array_elements_text(t.access)) END`
+        : `t.${ident(c)}`
+    ).join(", ")
   } FROM unnest(${arrayTypes.map((t, i) => `$${i + 1}::${t}`).join(", ")}) AS t(${columns.map(ident).join(", ")})`
   const insertPostings = `INSERT INTO ${postings} (term, field, chunk_id, tf, len, word)
     SELECT * FROM unnest($1::text[], $2::smallint[], $3::text[], $4::int[], $5::int[], $6::text[])`
@@ -418,6 +448,7 @@ const makeCollection = (pool: Pool, settings: Settings, stored: Stored): Collect
           hashes[i],
           a.contentLength,
           a.titleLength ?? null,
+          ch.access === undefined ? null : JSON.stringify([...new Set(ch.access)]),
           ...fields.map(([f]) => ch.metadata?.[f] ?? null),
           ...(spec.embedding === undefined ? [] : [vectorLiteral(ch.vector!)])
         ]
@@ -517,7 +548,7 @@ const makeCollection = (pool: Pool, settings: Settings, stored: Stored): Collect
       const boost = Math.max(0, options.titleBoost ?? 0)
       const boostP = params.bind(boost)
       const idP = params.bind(stored.id)
-      const cond = yield* where(options.filter, params)
+      const cond = yield* where(options.filter, params, options.scope)
       if (q.size === 0) return [] as ReadonlyArray<Hit>
       const limitP = params.bind(Math.max(1, options.limit ?? 10))
       const fieldsWanted = boost > 0 ? "(0, 1)" : "(0)"
@@ -560,7 +591,7 @@ const makeCollection = (pool: Pool, settings: Settings, stored: Stored): Collect
       yield* checkVector(spec, vector)
       const params = new Params()
       const vP = params.bind(vectorLiteral(vector))
-      const cond = yield* where(options.filter, params)
+      const cond = yield* where(options.filter, params, options.scope)
       const limit = Math.max(1, options.limit ?? 10)
       const limitP = params.bind(limit)
       const sql = `SELECT id, document_id, title, text, metadata, 1 - (vector <=> ${vP}::vector) AS score
@@ -589,23 +620,30 @@ const makeCollection = (pool: Pool, settings: Settings, stored: Stored): Collect
       const candidates = Math.max(limit, options.candidates ?? 100)
       const [text, vec] = yield* Effect.all([
         searchText(query.text, { ...options, limit: candidates }),
-        searchVector(query.vector, { filter: options.filter, limit: candidates })
+        searchVector(query.vector, { filter: options.filter, scope: options.scope, limit: candidates })
       ], { concurrency: 2 })
       return Fusion.fuse(text, vec, options.fusion, limit)
     })
 
-  const count = (filter?: Filter) =>
+  const count = (filter?: Filter, options: ScopeOptions = {}) =>
     Effect.gen(function*() {
       const params = new Params()
-      const cond = yield* where(filter, params)
+      const cond = yield* where(filter, params, options.scope)
       const r = yield* run("count", `SELECT count(*) AS n FROM ${chunks} WHERE ${cond}`, params.values)
       return Number(r.rows[0]!["n"])
     })
 
-  const listDocuments = () =>
-    run("listDocuments", `SELECT document_id, count(*) AS n FROM ${chunks} GROUP BY document_id ORDER BY document_id`).pipe(
-      Effect.map((r) => r.rows.map((x): DocumentEntry => ({ documentId: String(x["document_id"]), chunks: Number(x["n"]) })))
-    )
+  const listDocuments = (options: ScopeOptions = {}) =>
+    Effect.gen(function*() {
+      const params = new Params()
+      const cond = yield* where(undefined, params, options.scope)
+      const r = yield* run(
+        "listDocuments",
+        `SELECT document_id, count(*) AS n FROM ${chunks} WHERE ${cond} GROUP BY document_id ORDER BY document_id`,
+        params.values
+      )
+      return r.rows.map((x): DocumentEntry => ({ documentId: String(x["document_id"]), chunks: Number(x["n"]) }))
+    })
 
   const optimize = () =>
     Effect.gen(function*() {
@@ -613,13 +651,18 @@ const makeCollection = (pool: Pool, settings: Settings, stored: Stored): Collect
       yield* run("optimize", `VACUUM ANALYZE ${postings}`)
     })
 
-  const termCounts = (ids: ReadonlyArray<string>) =>
-    run(
-      "termCounts",
-      `SELECT c.id, p.term, p.tf, p.word FROM ${chunks} c LEFT JOIN ${postings} p ON p.chunk_id = c.id AND p.field = 0
-       WHERE c.id = ANY($1::text[])`,
-      [[...ids]]
-    ).pipe(Effect.map((r) => {
+  const termCounts = (ids: ReadonlyArray<string>, options: ScopeOptions = {}) =>
+    Effect.gen(function*() {
+      const params = new Params()
+      const idsP = params.bind([...ids])
+      const cond = yield* where(undefined, params, options.scope)
+      return yield* run(
+        "termCounts",
+        `SELECT c.id, p.term, p.tf, p.word FROM ${chunks} c LEFT JOIN ${postings} p ON p.chunk_id = c.id AND p.field = 0
+         WHERE c.id = ANY(${idsP}::text[]) AND ${cond}`,
+        params.values
+      )
+    }).pipe(Effect.map((r) => {
       const byId = new Map<string, { counts: Map<string, number>; words: Map<string, string>; length: number }>()
       for (const row of r.rows) {
         const id = String(row["id"])
@@ -634,7 +677,20 @@ const makeCollection = (pool: Pool, settings: Settings, stored: Stored): Collect
       return ids.map((id): TermCounts | undefined => byId.get(id))
     }))
 
-  return { spec, upsert, deleteDocuments, deleteWhere, searchText, searchVector, searchHybrid, count, listDocuments, optimize, termCounts }
+  return {
+    spec,
+    upsert,
+    deleteDocuments,
+    deleteWhere,
+    searchText,
+    searchVector,
+    searchHybrid,
+    count,
+    listDocuments,
+    optimize,
+    termCounts,
+    enforcesAccess: true
+  }
 }
 
 /** Runs `f` in a transaction on one pooled connection; rolls back on failure. */
@@ -777,7 +833,8 @@ export const make = (options: Options): Effect.Effect<Service, StoreError | RagE
           metadata jsonb NOT NULL,
           content_hash text NOT NULL,
           content_len int NOT NULL,
-          title_len int${typed}${vector})`)
+          title_len int,
+          access text[]${typed}${vector})`)
         await c.query(`CREATE INDEX ON ${chunks} (document_id)`)
         if (spec.embedding !== undefined && spec.embedding.dimension <= maxIndexedDimension) {
           await c.query(`CREATE INDEX ON ${chunks} USING hnsw (vector vector_cosine_ops)`)
