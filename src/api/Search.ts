@@ -12,7 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import type * as RagError from "../RagError.js"
-import { ApiHttp } from "./internal/ApiHttp.js"
+import { ApiHttp } from "./ApiHttp.js"
 import { endpointOf, webCall } from "./internal/routes.js"
 
 // =============================================================================

@@ -22,7 +22,7 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type * as RagError from "../RagError.js"
 import { DecodeError, TaskFailed } from "../RagError.js"
-import { ApiHttp } from "./internal/ApiHttp.js"
+import { ApiHttp } from "./ApiHttp.js"
 import { endpointOf, webCall } from "./internal/routes.js"
 
 // =============================================================================

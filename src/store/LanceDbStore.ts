@@ -66,7 +66,7 @@ import * as Fusion from "./internal/fusion.js"
 import * as Hash from "./internal/hash.js"
 import { FieldIndex, weightedTerms } from "./internal/bm25.js"
 import { analyze } from "./internal/text.js"
-import { isObjectStoreUri } from "./internal/uri.js"
+import { defaultDb, isObjectStoreUri } from "./StoreUri.js"
 import {
   type Chunk,
   type Collection,
@@ -146,7 +146,7 @@ export interface Options {
   readonly memoryIndexRows?: number | undefined
 }
 
-export { isObjectStoreUri } from "./internal/uri.js"
+export { isObjectStoreUri } from "./StoreUri.js"
 
 /**
  * The LanceDB `storageOptions` of {@link StorageOptions} (snake_case keys, secrets unwrapped).
@@ -890,6 +890,6 @@ export const layerAt = (
 export const layerConfig: Layer.Layer<LanceDbStore | VectorStore, StoreError | ConfigError.ConfigError> =
   Layer.unwrapEffect(
     optionalString("EFFECT_RAG_DB").pipe(
-      Effect.map((uri) => layerAt(Option.getOrElse(uri, () => ".effect-rag/db")))
+      Effect.map((uri) => layerAt(Option.getOrElse(uri, () => defaultDb)))
     )
   )

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Duration, Effect, Fiber, Layer, Option, Redacted, TestClock } from "effect"
 import { createServer } from "node:net"
-import * as ApiHttp from "../../src/api/internal/ApiHttp.js"
+import * as ApiHttp from "../../src/api/ApiHttp.js"
 import { parseErrorBody, parseRetryAfter } from "../../src/api/internal/errors.js"
 import * as Models from "../../src/api/Models.js"
 import * as RagConfig from "../../src/RagConfig.js"

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Layer, Redacted, Schema, Stream } from "effect"
-import * as ApiHttp from "../../src/api/internal/ApiHttp.js"
+import * as ApiHttp from "../../src/api/ApiHttp.js"
 import { webCall } from "../../src/api/internal/routes.js"
 import * as Search from "../../src/api/Search.js"
 import * as Upload from "../../src/api/Upload.js"

@@ -43,7 +43,7 @@
  * one. Crawl start creates a task, so it carries an `Idempotency-Key`.
  */
 import type { WebRouting } from "../../RagConfig.js"
-import type { Call, Host } from "./ApiHttp.js"
+import type { Call, Host } from "../ApiHttp.js"
 
 /** The web operations, by name. */
 export type WebOperation = "crawlStart" | "crawlStatus" | "crawlCancel" | "map" | "scrape" | "search"
