@@ -26,7 +26,7 @@ import { randomUUID } from "node:crypto"
 import * as RagConfig from "../RagConfig.js"
 import * as RagError from "../RagError.js"
 import * as CallOptions from "./CallOptions.js"
-import { decodeError, fromStatus, issuePath, parseErrorBody, parseRetryAfter } from "./internal/errors.js"
+import { decodeError, fromStatus, issuePath, parseErrorBody, parseRetryAfter } from "./ApiErrors.js"
 import * as Sse from "./internal/sse.js"
 
 /** Which configured host a call goes to. */

@@ -12,7 +12,7 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as RagError from "../RagError.js"
 import { ApiHttp } from "./ApiHttp.js"
-import { decodeError, parseErrorBody } from "./internal/errors.js"
+import { decodeError, parseErrorBody } from "./ApiErrors.js"
 
 // =============================================================================
 // Request schemas

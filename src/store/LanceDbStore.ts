@@ -62,10 +62,10 @@ import { mkdirSync } from "node:fs"
 import { createRequire } from "node:module"
 import { fileURLToPath } from "node:url"
 import * as Filters from "./internal/filter.js"
-import * as Fusion from "./internal/fusion.js"
+import * as Fusion from "./Fusion.js"
 import * as Hash from "./internal/hash.js"
 import { FieldIndex, weightedTerms } from "./internal/bm25.js"
-import { analyze } from "./internal/text.js"
+import { analyze } from "./TextAnalysis.js"
 import { defaultDb, isObjectStoreUri } from "./StoreUri.js"
 import {
   type Chunk,
@@ -693,7 +693,7 @@ const makeCollection = (table: lancedb.Table, spec: CollectionSpec, settings: Se
   return { spec, upsert, deleteDocuments, deleteWhere, searchText, searchVector, searchHybrid, count, listDocuments, optimize, termCounts }
 }
 
-/** The default fusion of hybrid search (see `internal/fusion.ts`). */
+/** The default fusion of hybrid search (see `Fusion.ts`). */
 export const defaultFusion = Fusion.defaultFusion
 
 // =============================================================================

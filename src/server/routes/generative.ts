@@ -48,7 +48,7 @@
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { type Chunk, type Context, Effect, Option, type ParseResult, Schema, type Scope, Stream } from "effect"
 import * as Chat from "../../api/Chat.js"
-import { issuePath } from "../../api/internal/errors.js"
+import { issuePath } from "../../api/ApiErrors.js"
 import * as ApiHttp from "../../api/ApiHttp.js"
 import * as Images from "../../api/Images.js"
 import * as Music from "../../api/Music.js"
