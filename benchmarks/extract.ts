@@ -94,7 +94,11 @@ const ours = (isolation: "inline" | "process" = "inline"): Peer => {
   let runtime: ManagedRuntime.ManagedRuntime<Upload.Upload, never> | undefined
   return {
     name: isolation === "inline" ? "effect-rag" : "effect-rag/process",
-    formats: ["pdf", "docx", "pptx", "xlsx", "xls", "csv", "html", "json", "xml", "txt", ...(isolation === "inline" ? ["image"] : [])],
+    formats: [
+      "pdf", "docx", "pptx", "xlsx", "xls", "csv", "html", "json", "xml", "txt",
+      "markdown", "notebook", "odt", "ods", "odp", "epub",
+      ...(isolation === "inline" ? ["image"] : [])
+    ],
     version: ourVersion,
     extract: (path, format) => {
       runtime ??= ManagedRuntime.make(LocalFiles.layer({ isolation, timeout: "10 minutes" }))

@@ -13,7 +13,7 @@
  * `CRAWL_LIMIT` (pages, default 20), `CRAWL_ALLOW_PRIVATE=true` to crawl a loopback/LAN site.
  */
 import { Console, Effect, Layer, Stream } from "effect"
-import { Answer, ApiHttp, Chat, Ingest, LanceDbStore, LocalFiles, LocalWeb, RagConfig } from "effect-rag"
+import { Answer, ApiHttp, Chat, Ingest, LanceDbStore, LocalFiles, LocalWeb, Principal, RagConfig } from "effect-rag"
 
 const [site, question] = process.argv.slice(2)
 const collection = "site"
@@ -48,6 +48,8 @@ const program = Effect.gen(function*() {
 const upload = LocalFiles.layer()
 const services = Layer.mergeAll(
   upload,
+  // a local script reads every chunk; a multi-user program provides Principal.layer(Principal.make(id, groups))
+  Principal.layerUnrestricted,
   LocalWeb.layer({ allowPrivate: process.env["CRAWL_ALLOW_PRIVATE"] === "true" }).pipe(Layer.provide(upload)),
   LanceDbStore.layerAt(process.env["EFFECT_RAG_DB"] ?? ".effect-rag/crawl-db"),
   Chat.layer({ model: chatModel }).pipe(Layer.provide(ApiHttp.layer), Layer.provide(RagConfig.layerConfig))

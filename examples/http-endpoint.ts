@@ -19,7 +19,7 @@ import { Effect, Layer, Schema } from "effect"
 import { createServer } from "node:http"
 import { parseArgs } from "node:util"
 import { pathToFileURL } from "node:url"
-import { Answer, ApiHttp, Chat, LanceDbStore, RagConfig } from "effect-rag"
+import { Answer, ApiHttp, Chat, LanceDbStore, Principal, RagConfig } from "effect-rag"
 
 /** The request body. */
 export const AskBody = Schema.Struct({
@@ -34,7 +34,12 @@ export const router = (collection: string) =>
       "/ask",
       Effect.gen(function*() {
         const body = yield* HttpServerRequest.schemaBodyJson(AskBody)
-        const answer = yield* Answer.ask(collection, body.question, { limit: body.limit })
+        // This endpoint has no users: it answers from every chunk. A multi-user endpoint provides
+        // the caller's principal (Principal.make(id, groups)) instead; `effect-rag serve --keys`
+        // maps API keys to principals.
+        const answer = yield* Answer.ask(collection, body.question, { limit: body.limit }).pipe(
+          Effect.provideService(Principal.Principal, Principal.unrestricted)
+        )
         return yield* HttpServerResponse.json({
           answer: answer.text,
           sources: answer.cited.map(({ n, source, page, chunk, title }) => ({ n, source, page, chunk, title })),

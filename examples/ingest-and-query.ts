@@ -6,7 +6,7 @@
  *   npx tsx examples/ingest-and-query.ts ../shared/fixtures/docs "trace-based compilation"
  */
 import { Console, Effect, Layer } from "effect"
-import { Answer, Ingest, LanceDbStore, LocalFiles } from "effect-rag"
+import { Answer, Ingest, LanceDbStore, LocalFiles, Principal } from "effect-rag"
 
 const [folder = "docs", question = "How are documents chunked?"] = process.argv.slice(2)
 
@@ -37,7 +37,8 @@ const program = Effect.gen(function*() {
 // The embedded defaults: the local document engine (extraction in worker processes, small plain
 // text in this one) and LanceDB in a folder on disk. Swap LocalFiles.layer() for the remote Upload layer to extract through
 // the API instead; swap LanceDbStore for another VectorStore adapter.
-const services = Layer.merge(LocalFiles.layer(), LanceDbStore.layer({ uri: ".effect-rag/example-db" }))
+// the local user reads every chunk (Principal.layer(Principal.make(id, groups)) restricts a query)
+const services = Layer.mergeAll(LocalFiles.layer(), LanceDbStore.layer({ uri: ".effect-rag/example-db" }), Principal.layerUnrestricted)
 
 Effect.runPromise(program.pipe(Effect.provide(services))).catch((error: unknown) => {
   console.error(error instanceof Error ? error.message : String(error))

@@ -11,7 +11,7 @@
  * .effect-rag/db` reads it).
  */
 import { Console, Effect, Layer } from "effect"
-import { Answer, Ingest, LanceDbStore, LocalFiles } from "effect-rag"
+import { Answer, Ingest, LanceDbStore, LocalFiles, Principal } from "effect-rag"
 
 const args = process.argv.slice(2)
 const question = args.length > 1 ? args.pop() : undefined
@@ -36,7 +36,7 @@ const program = Effect.gen(function*() {
 })
 
 // EFFECT_RAG_DB (a folder or s3://…, with EFFECT_RAG_S3_* / AWS_* settings), as the CLI reads it
-const services = Layer.merge(LocalFiles.layer(), LanceDbStore.layerConfig)
+const services = Layer.mergeAll(LocalFiles.layer(), LanceDbStore.layerConfig, Principal.layerUnrestricted)
 
 Effect.runPromise(program.pipe(Effect.provide(services))).catch((error: unknown) => {
   console.error(error instanceof Error ? error.message : String(error))

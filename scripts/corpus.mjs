@@ -19,7 +19,12 @@
  * (read here, in document order); xlsx, xls → LibreOffice headless CSV export of every sheet
  * (cells as shown) after the sheet's name;
  * html → `w3m -dump`; image → `tesseract` (eng); csv, txt → the decoded text; json → keys and
- * scalar values in document order; xml → text nodes and CDATA in document order.
+ * scalar values in document order; xml → text nodes and CDATA in document order; markdown → the
+ * decoded text after its front matter block; notebook → each cell's source, then its outputs'
+ * text (stream text, `text/plain`, `ename: evalue`), read from the JSON here; odt, ods, odp →
+ * the text of every `text:p`/`text:h` of `content.xml` in document order (tracked deletions
+ * left out; ods: each sheet's name before its cells), read here; epub → the text nodes of the
+ * spine's XHTML documents in spine order, read here.
  */
 import { execFileSync, spawnSync } from "node:child_process"
 import { createHash } from "node:crypto"
@@ -206,6 +211,100 @@ const xmlText = (data) => {
   return out.join("\n")
 }
 
+/** Markdown without its front matter (a YAML `---` or TOML `+++` block at the very start). */
+const markdownText = (data) => {
+  const text = decodeBytes(data)
+  const m = /^(---|\+\+\+)[ \t]*\r?\n/.exec(text)
+  if (!m) return text
+  const close = m[1] === "---" ? /^(?:---|\.\.\.)[ \t]*\r?$/m : /^\+\+\+[ \t]*\r?$/m
+  const rest = text.slice(m[0].length)
+  const end = close.exec(rest)
+  return end ? rest.slice(end.index + end[0].length) : text
+}
+
+/** A notebook's cells: sources, then outputs' text (nbformat 2 to 4). */
+const notebookText = (data) => {
+  const nb = JSON.parse(decodeBytes(data))
+  const str = (v) => (Array.isArray(v) ? v.join("") : typeof v === "string" ? v : "")
+  const cells = nb.cells ?? (nb.worksheets ?? []).flatMap((w) => w.cells ?? [])
+  const out = []
+  for (const c of cells) {
+    out.push(str(c.source ?? c.input))
+    for (const o of c.outputs ?? []) {
+      if (o.output_type === "error" || o.output_type === "pyerr") out.push(`${o.ename}: ${o.evalue}`)
+      else out.push(str(o.text ?? o.data?.["text/plain"]))
+    }
+  }
+  return out.filter((t) => t.trim()).join("\n\n").replace(/\u001b\[[0-9;]*m/g, "")
+}
+
+/** The text of an OpenDocument package's content.xml: one line per `text:p`/`text:h`. */
+export const odfText = (data, format) => {
+  const zip = unzipSync(new Uint8Array(data), { filter: (f) => f.name === "content.xml" })
+  const xml = new TextDecoder().decode(zip["content.xml"])
+  const lines = []
+  let line = ""
+  let depth = 0
+  let skip = 0
+  let repeat = 1 // a spreadsheet cell written once for N equal columns (table:number-columns-repeated)
+  const re = /<(\/?)([\w.-]+:[\w.-]+)\b([^>]*?)(\/?)>|([^<]+)/g
+  let m
+  while ((m = re.exec(xml))) {
+    const [, close, tag, attrs, selfClosing, text] = m
+    if (text !== undefined) {
+      if (depth > 0 && skip === 0) line += decodeEntities(text)
+      continue
+    }
+    if (tag === "text:tracked-changes") {
+      if (!selfClosing) skip += close ? -1 : 1
+      continue
+    }
+    if (skip > 0) continue
+    if (format === "ods" && tag === "table:table" && !close && depth === 0) {
+      // a sheet's name before its cells, as the xlsx reference has it
+      const name = /table:name="([^"]*)"/.exec(attrs)?.[1]
+      if (name) lines.push(decodeEntities(name))
+    }
+    if (tag === "table:table-cell" && !selfClosing) {
+      repeat = close ? 1 : Math.min(1000, Number(/table:number-columns-repeated="(\d+)"/.exec(attrs)?.[1] ?? 1))
+    }
+    if (tag === "text:p" || tag === "text:h") {
+      if (selfClosing) continue
+      if (!close) depth++
+      else if (--depth === 0) {
+        if (line.trim()) for (let i = 0; i < repeat; i++) lines.push(line)
+        line = ""
+      }
+    } else if (depth > 0 && tag === "text:s") line += " ".repeat(Number(/text:c="(\d+)"/.exec(attrs)?.[1] ?? 1))
+    else if (depth > 0 && tag === "text:tab") line += "\t"
+    else if (depth > 0 && tag === "text:line-break") line += "\n"
+  }
+  return lines.join("\n")
+}
+
+/** An EPUB's text: the text nodes of its spine's XHTML documents in spine order (head, scripts, styles left out). */
+const epubText = (data) => {
+  const zip = unzipSync(new Uint8Array(data))
+  const part = (n) => (zip[n] ? new TextDecoder().decode(zip[n]) : "")
+  const opfPath = /full-path="([^"]+)"/.exec(part("META-INF/container.xml"))?.[1] ?? ""
+  const opf = part(opfPath)
+  const dir = opfPath.includes("/") ? opfPath.slice(0, opfPath.lastIndexOf("/") + 1) : ""
+  const items = new Map()
+  for (const m of opf.matchAll(/<(?:\w+:)?item\b[^>]*>/g)) {
+    const id = /\bid="([^"]+)"/.exec(m[0])?.[1]
+    const href = /\bhref="([^"]+)"/.exec(m[0])?.[1]
+    if (id && href) items.set(id, decodeURIComponent(href))
+  }
+  const out = []
+  for (const m of opf.matchAll(/<(?:\w+:)?itemref\b[^>]*\bidref="([^"]+)"/g)) {
+    const href = items.get(m[1])
+    if (!href || !/\.x?html?$/i.test(href)) continue
+    const body = part(dir + href).replace(/<head[\s\S]*?<\/head>|<script[\s\S]*?<\/script>|<style[\s\S]*?<\/style>/gi, "")
+    for (const t of body.replace(/<!--[\s\S]*?-->/g, "").split(/<[^>]*>/)) if (t.trim()) out.push(decodeEntities(t.trim()))
+  }
+  return out.join("\n")
+}
+
 const run = (cmd, argv, input) => {
   const r = spawnSync(cmd, argv, { input, maxBuffer: 512 * 1024 * 1024, timeout: 120_000 })
   if (r.status !== 0) throw new Error(`${cmd} failed: ${String(r.stderr ?? r.error).slice(0, 300)}`)
@@ -269,7 +368,13 @@ export const referenceTool = {
   csv: "decoded text",
   txt: "decoded text",
   json: "keys and scalar values in document order",
-  xml: "text nodes and CDATA in document order"
+  xml: "text nodes and CDATA in document order",
+  markdown: "decoded text after the front matter block",
+  notebook: "cell sources, then output text (stream, text/plain, ename: evalue)",
+  odt: "text:p and text:h of content.xml in document order",
+  ods: "each sheet's name, then the text:p of its cells (repeated cells repeated), from content.xml in document order",
+  odp: "text:p and text:h of content.xml in document order",
+  epub: "text nodes of the spine's XHTML documents in spine order (head, scripts, styles left out)"
 }
 
 export const referenceOf = (entry, file) => {
@@ -291,6 +396,16 @@ export const referenceOf = (entry, file) => {
       return jsonText(data)
     case "xml":
       return xmlText(data)
+    case "markdown":
+      return markdownText(data)
+    case "notebook":
+      return notebookText(data)
+    case "epub":
+      return epubText(data)
+    case "odt":
+    case "ods":
+    case "odp":
+      return odfText(data, entry.format)
     default:
       return decodeBytes(data)
   }

@@ -15,7 +15,7 @@ const joinDocs = (docs) => docs.map((d) => d.text ?? d.pageContent ?? "").join("
 const officeparser = {
   name: "officeparser",
   version: () => versionOf("officeparser-8"),
-  formats: ["pdf", "docx", "pptx", "xlsx", "csv", "html"],
+  formats: ["pdf", "docx", "pptx", "xlsx", "csv", "html", "odt", "ods", "odp"],
   extract: async (path, format) => {
     const { OfficeParser } = await import("officeparser-8")
     const ast = await OfficeParser.parseOffice(await readFile(path), { fileType: format })
@@ -30,7 +30,8 @@ const llamaReaders = {
   csv: async () => new (await import("@llamaindex/readers/csv")).CSVReader(),
   json: async () => new (await import("@llamaindex/readers/json")).JSONReader(),
   xml: async () => new (await import("@llamaindex/readers/xml")).XMLReader(),
-  txt: async () => new (await import("@llamaindex/readers/text")).TextFileReader()
+  txt: async () => new (await import("@llamaindex/readers/text")).TextFileReader(),
+  markdown: async () => new (await import("@llamaindex/readers/markdown")).MarkdownReader()
 }
 
 /** LlamaIndex.TS readers (@llamaindex/readers): `loadDataAsContent` of the format's reader. */
@@ -50,7 +51,8 @@ const langchainLoaders = {
   pptx: async (p) => new (await import("@langchain/community/document_loaders/fs/pptx")).PPTXLoader(p),
   csv: async (p) => new (await import("@langchain/community/document_loaders/fs/csv")).CSVLoader(p),
   json: async (p) => new (await import("@langchain/classic/document_loaders/fs/json")).JSONLoader(p),
-  txt: async (p) => new (await import("@langchain/classic/document_loaders/fs/text")).TextLoader(p)
+  txt: async (p) => new (await import("@langchain/classic/document_loaders/fs/text")).TextLoader(p),
+  markdown: async (p) => new (await import("@langchain/classic/document_loaders/fs/text")).TextLoader(p)
 }
 
 /** LangChain.js document loaders (@langchain/community, @langchain/classic): `load()`. */

@@ -101,14 +101,17 @@ const ReasonField = Schema.optional(
 /**
  * The standard-mode result. `status`, `content`, `type` and `error` are the service's fields;
  * `pages` (with `page_based`) and `warnings` (options that could not act, e.g. vision without
- * a vision model) are extensions that a client of the spec can ignore, and so is `reason`
- * (on a failed result from this library's server: why, as an ExtractionError reason).
+ * a vision model) are extensions that a client of the spec can ignore, and so are `reason`
+ * (on a failed result from this library's server: why, as an ExtractionError reason) and
+ * `format` (the file's own format where `type` names the spec's category: `xls`, `html`,
+ * `markdown`, `notebook` …; set by the local engine).
  */
 export const StandardResult = Schema.Struct({
   status: Schema.Boolean,
   /** Required (the empty string on failure): a result without it is a `DecodeError`, never empty text. */
   content: Schema.String,
   type: Schema.String,
+  format: Schema.optional(Schema.String),
   error: Schema.optionalWith(Schema.String, { default: () => "" }),
   pages: Schema.optional(Schema.Array(PageContent)),
   warnings: Schema.optional(Schema.Array(Schema.String)),
@@ -118,21 +121,27 @@ export type StandardResult = typeof StandardResult.Type
 
 /**
  * One chunk of an embeddings-mode result. `from_sheet` (the name of the sheet a spreadsheet
- * chunk comes from) is an extension that a client of the spec can ignore.
+ * chunk comes from) and `section` (the heading the chunk sits under) are extensions that a
+ * client of the spec can ignore.
  */
 export const Chunk = Schema.Struct({
   content: Schema.String,
   total_tokens: Schema.Int,
   from_page: Schema.Int,
-  from_sheet: Schema.optional(Schema.String)
+  from_sheet: Schema.optional(Schema.String),
+  section: Schema.optional(Schema.String)
 })
 export type Chunk = typeof Chunk.Type
 
-/** Document metadata of an embeddings-mode result. */
+/**
+ * Document metadata of an embeddings-mode result. `properties` (the document's own fields, such
+ * as Markdown front matter or a notebook's kernel, as strings) is an extension.
+ */
 export const DocumentMetadata = Schema.Struct({
   title: Schema.optionalWith(Schema.String, { default: () => "" }),
   description: Schema.optionalWith(Schema.String, { default: () => "" }),
-  language: Schema.optionalWith(Schema.String, { default: () => "" })
+  language: Schema.optionalWith(Schema.String, { default: () => "" }),
+  properties: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String }))
 })
 export type DocumentMetadata = typeof DocumentMetadata.Type
 
@@ -158,6 +167,7 @@ export const EmbeddingsResult = Schema.Struct({
     total_pages: Schema.Int
   }),
   type: Schema.String,
+  format: Schema.optional(Schema.String),
   error: Schema.optionalWith(Schema.String, { default: () => "" }),
   warnings: Schema.optional(Schema.Array(Schema.String)),
   reason: ReasonField

@@ -19,6 +19,7 @@ import * as Shared from "./options.js"
 
 // the modules a query runs, loaded on first use (see Shared.load)
 const answerModule = Shared.load(() => import("../pipeline/Answer.js"))
+const principalModule = Shared.load(() => import("../pipeline/Principal.js"))
 
 // =============================================================================
 // Options shared with `ask`
@@ -54,6 +55,37 @@ export const reranker = Options.text("reranker").pipe(
   Options.optional,
   Options.withDescription("none | remote | onnx:DIR (default: $EFFECT_RAG_RERANKER or none)")
 )
+
+/** `--as ID`: the principal a query runs for. */
+export const asPrincipal = Options.text("as").pipe(
+  Options.withPseudoName("ID"),
+  Options.optional,
+  Options.withDescription("read as this principal: only chunks whose access list holds ID, a --group or * (default: the local operator reads every chunk)")
+)
+
+/** `--group NAME` (repeatable): the groups of the `--as` principal. */
+export const group = Options.text("group").pipe(
+  Options.withPseudoName("NAME"),
+  Options.repeated,
+  Options.withDescription("a group of the --as principal; repeatable")
+)
+
+/**
+ * The principal layer of `--as` / `--group`: the local operator (unrestricted) without `--as`.
+ * `--group` without `--as`, or a name that is not a valid access-list entry, is a usage error.
+ */
+export const resolvePrincipal = (flags: { readonly as: Option.Option<string>; readonly group: ReadonlyArray<string> }) =>
+  Effect.gen(function*() {
+    const Principal = yield* principalModule
+    if (Option.isNone(flags.as)) {
+      if (flags.group.length > 0) return yield* Effect.fail(new Shared.UsageError("--group needs --as ID"))
+      return Principal.layerUnrestricted
+    }
+    const p = Principal.make(flags.as.value, flags.group)
+    const problem = Principal.check(p)
+    if (problem !== undefined) return yield* Effect.fail(new Shared.UsageError(`--as/--group: ${problem}`))
+    return Principal.layer(p)
+  })
 
 /** What `query` and `ask` resolve from their retrieval flags. */
 export interface RetrievalFlags {
@@ -145,6 +177,8 @@ export const retrievalOptions = (defaultLimit: number) => ({
   filter,
   embedder,
   reranker,
+  as: asPrincipal,
+  group,
   db: Shared.db,
   collection: Shared.collection,
   json: Shared.json,

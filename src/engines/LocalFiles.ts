@@ -3,8 +3,9 @@
  * program switches between the remote upload endpoint and local extraction by swapping one
  * layer.
  *
- * Formats: PDF, DOCX, PPTX, XLSX, XLS, CSV, JSON, XML, HTML, TXT, SVG and raster images (OCR,
- * offline). Audio is transcribed only when a speech service is configured (`speech`, e.g. the
+ * Formats: PDF, DOCX, PPTX, XLSX, XLS, OpenDocument (ODT, ODS, ODP and their flat forms), EPUB, CSV, JSON, XML, HTML, TXT, Markdown (front matter as
+ * metadata), Jupyter notebooks, SVG and raster images (OCR, offline). A result's `type` is the
+ * spec's category (`text` for HTML, `xlsx` for XLS); its `format` extension is the file's own. Audio is transcribed only when a speech service is configured (`speech`, e.g. the
  * remote upload endpoint through {@link layerWithRemoteSpeech}); otherwise it fails with
  * `speech_unavailable`.
  *
@@ -194,7 +195,7 @@ const withSheetNames = (
   format: Extracted["format"],
   pages: ReadonlyArray<{ readonly page: number; readonly name?: string }>
 ): Array<ChunkOut | (ChunkOut & { from_sheet: string })> => {
-  if (format !== "xlsx" && format !== "xls") return chunks
+  if (format !== "xlsx" && format !== "xls" && format !== "ods") return chunks
   const names = new Map(pages.flatMap((p) => (p.name !== undefined ? [[p.page, p.name] as const] : [])))
   return chunks.map((c) => {
     const name = names.get(c.from_page)
@@ -292,7 +293,8 @@ export const make = (options: Options = {}): Effect.Effect<Upload.Service, never
      */
     const inProcess = (file: Upload.UploadFile): boolean =>
       isolate === undefined ||
-      (file.data.byteLength > 0 && file.data.byteLength <= inProcessBytes && formatFor(file) === "txt")
+      (file.data.byteLength > 0 && file.data.byteLength <= inProcessBytes &&
+        ["txt", "markdown", "rst", "asciidoc"].includes(formatFor(file) ?? ""))
 
     /** Runs the extractor with the time-out, in a child process or inline. */
     const runExtraction = (file: Upload.UploadFile, req: ExtractRequest) =>
@@ -391,8 +393,8 @@ export const make = (options: Options = {}): Effect.Effect<Upload.Service, never
             ocrLanguages
           }
         })
-        if (opts.pageBased && doc.format === "docx") {
-          warnings.push("page_based: a DOCX has no fixed pages; its content is one unit (page 1)")
+        if (opts.pageBased && (doc.format === "docx" || doc.format === "odt")) {
+          warnings.push(`page_based: a${doc.format === "odt" ? "n ODT" : " DOCX"} has no fixed pages; its content is one unit (page 1)`)
         }
         return { doc, warnings: [...warnings, ...doc.warnings] }
       })
@@ -427,6 +429,7 @@ export const make = (options: Options = {}): Effect.Effect<Upload.Service, never
           status: true,
           content,
           type: wireType(doc.format),
+          format: doc.format,
           error: "",
           ...(opts.pageBased ? { pages } : {})
         }
@@ -460,7 +463,8 @@ export const make = (options: Options = {}): Effect.Effect<Upload.Service, never
               metadata: {
                 title: title ? clip(title, 200) : "",
                 description: description ? clip(description, 300) : "",
-                language: detectLanguage(text)
+                language: detectLanguage(text),
+                ...(doc.metadata ? { properties: { ...doc.metadata } } : {})
               },
               chunks: withSheetNames(chunks as Array<ChunkOut>, doc.format, pages)
             }
@@ -472,6 +476,7 @@ export const make = (options: Options = {}): Effect.Effect<Upload.Service, never
             total_pages: doc.pageCount ?? pages.length
           },
           type: wireType(doc.format),
+          format: doc.format,
           error: ""
         }
         yield* save(file, opts, result, warnings)

@@ -116,6 +116,9 @@ export const defaultMaxDepth = 10
 /** The `limit` of a crawl that does not set it, unless `Options.defaultLimit` says otherwise. */
 export const defaultLimit = 1000
 
+/** The `limit` (links) of a map that does not set it. */
+export const defaultMapLimit = 5000
+
 /** The bytes of pages per crawl job record, unless `Options.pageBytes` says otherwise (10 MiB). */
 export const defaultPageBytes = 10 * 1024 * 1024
 
@@ -995,7 +998,7 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, Scope
       const start = yield* precheckUrl("map", request.url)
       start.hash = ""
       const includeSubdomains = request.includeSubdomains ?? false
-      const limit = request.limit ?? 5000
+      const limit = request.limit ?? defaultMapLimit
       const robotsOf = robotsReader()
       const found = new Map<string, string>() // normal form → URL as first seen
       const queued = new Set<string>()

@@ -12,6 +12,13 @@
  * - {@link askWithSearch}: the alternative path through AI search (`Search`), answer and
  *   sources in the same {@link Answer} shape.
  *
+ * Every function runs for the {@link Principal.Principal} in its context (a program without one
+ * does not compile): its read scope goes with every store read — the first retrieval, query
+ * expansion, hybrid candidates, the reranker's candidates and each `search_documents` call of
+ * the model — so no source, citation or tool result holds a chunk it may not read.
+ * {@link askWithSearch} reads no collection (the AI search service answers from the web); it
+ * takes the principal too, so that every answer path is written for one.
+ *
  * Without a chat model (`options.model`, else `Chat.defaultModel`, which the remote layer reads
  * from `EFFECT_RAG_CHAT_MODEL`) or without an API key, `ask` fails with
  * {@link ChatNotConfigured}, whose message says what to set.
@@ -27,12 +34,14 @@ import type * as Embeddings from "../api/Embeddings.js"
 import type * as Rerank from "../api/Rerank.js"
 import * as Search from "../api/Search.js"
 import * as RagError from "../RagError.js"
+import * as Principal from "./Principal.js"
 import {
   type Collection,
   type CollectionSpec,
   documentIdField,
   type Filter,
   type Hit,
+  type ReadScope,
   type Scalar,
   VectorStore,
   type VectorStoreError
@@ -253,7 +262,7 @@ export interface QueryOptions {
   /** `chunk` (default) or `document` (one hit per document). */
   readonly groupBy?: "chunk" | "document" | undefined
   /** Other retrieval settings (full-text tuning, fusion, candidates). */
-  readonly retrieve?: Omit<Retrieve.Options, "mode" | "limit" | "filter" | "embeddings" | "reranker" | "groupBy"> | undefined
+  readonly retrieve?: Omit<Retrieve.Options, "mode" | "limit" | "filter" | "scope" | "embeddings" | "reranker" | "groupBy"> | undefined
 }
 
 const toSource = (hit: Hit, n: number): Source => ({
@@ -269,10 +278,12 @@ const toSource = (hit: Hit, n: number): Source => ({
 const modeOf = (collection: Collection, options: QueryOptions) =>
   options.mode ?? (options.embeddings !== undefined && collection.spec.embedding !== undefined ? "hybrid" : "fulltext")
 
-const retrieveIn = (collection: Collection, text: string, options: QueryOptions, defaultLimit: number) => {
+const retrieveIn = (collection: Collection, text: string, options: QueryOptions, defaultLimit: number, scope: ReadScope) => {
   const mode = modeOf(collection, options)
   return Retrieve.retrieve(collection, text, {
     ...options.retrieve,
+    // after the spread: the principal's scope is never replaced by an option
+    scope,
     mode,
     limit: options.limit ?? defaultLimit,
     filter: options.filter,
@@ -284,7 +295,8 @@ const retrieveIn = (collection: Collection, text: string, options: QueryOptions,
 
 /**
  * Retrieves the chunks of a collection that best match `text`, numbered from 1, each with its
- * score, source, page, chunk index and title. Works offline (full text) on every collection.
+ * score, source, page, chunk index and title, among the chunks the context's principal may
+ * read. Works offline (full text) on every collection.
  * Fails with `CollectionNotFound` for an unknown name, `ConfigurationError` for vector/hybrid
  * without an embedder, `EmbeddingMismatch` for an embedder of another model.
  */
@@ -292,10 +304,11 @@ export const query = <C extends CollectionRef>(
   collection: C,
   text: string,
   options: QueryOptions = {}
-): Effect.Effect<QueryResult, QueryError, Needs<C>> =>
+): Effect.Effect<QueryResult, QueryError, Needs<C> | Principal.Principal> =>
   Effect.gen(function*() {
+    const scope = Principal.scopeOf(yield* Principal.Principal)
     const c = yield* openRef(collection)
-    const { hits, mode } = yield* retrieveIn(c, text, options, 10)
+    const { hits, mode } = yield* retrieveIn(c, text, options, 10, scope)
     return {
       query: text,
       collection: c.spec.name,
@@ -426,8 +439,9 @@ export const askStream = <C extends CollectionRef>(
   collection: C,
   question: string,
   options: AskOptions = {}
-): Stream.Stream<AskEvent, AskError, Chat.Chat | Needs<C>> =>
+): Stream.Stream<AskEvent, AskError, Chat.Chat | Needs<C> | Principal.Principal> =>
   Stream.unwrap(Effect.gen(function*() {
+    const scope = Principal.scopeOf(yield* Principal.Principal)
     const chat = yield* Chat.Chat
     const model = yield* modelOf(chat, options.model)
     const c = yield* openRef(collection)
@@ -435,7 +449,7 @@ export const askStream = <C extends CollectionRef>(
     const maxChars = options.maxSourceChars ?? 1500
     const tools = options.tools ?? true
     const maxRounds = Math.max(0, options.maxToolRounds ?? 2)
-    const first = yield* retrieveIn(c, question, { ...options, limit }, limit)
+    const first = yield* retrieveIn(c, question, { ...options, limit }, limit, scope)
 
     // Sources keep their number across rounds; a chunk found again keeps its first number.
     const sources: Array<Source> = []
@@ -465,7 +479,7 @@ export const askStream = <C extends CollectionRef>(
         }
         const args = parseToolArgs(call.arguments)
         if (typeof args === "string") return { events: [] as Array<AskEvent>, content: `error: ${args}` }
-        const found = yield* retrieveIn(c, args.query, options, args.limit ?? limit)
+        const found = yield* retrieveIn(c, args.query, options, args.limit ?? limit, scope)
         const before = sources.length
         const numbered = number(found.hits)
         searches.push({ query: args.query, sources: numbered.map((s) => s.n) })
@@ -563,7 +577,7 @@ export const ask = <C extends CollectionRef>(
   collection: C,
   question: string,
   options: AskOptions = {}
-): Effect.Effect<Answer, AskError, Chat.Chat | Needs<C>> =>
+): Effect.Effect<Answer, AskError, Chat.Chat | Needs<C> | Principal.Principal> =>
   Stream.runFold(askStream(collection, question, options), undefined as Answer | undefined, (last, e) =>
     e._tag === "Done" ? e.answer : last).pipe(
       // The stream always ends with `Done`; a stream without one is a bug, not a user error.
@@ -608,8 +622,10 @@ export const defaultSearchEmbeddingModel: Search.ModelChoice = { provider: "open
 export const askWithSearch = (
   question: string,
   options: SearchAskOptions = {}
-): Effect.Effect<Answer, SearchAnswerError, Search.Search> =>
+): Effect.Effect<Answer, SearchAnswerError, Search.Search | Principal.Principal> =>
   Effect.gen(function*() {
+    // the principal is required (see the module doc); AI search reads no collection chunk
+    yield* Principal.Principal
     const search = yield* Search.Search
     const response = yield* search.search({
       model: options.model,

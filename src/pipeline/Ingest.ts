@@ -28,6 +28,14 @@
  * several points and compares). A second run over unchanged input writes nothing. A run that
  * wrote anything ends by bringing the collection's indexes up to date (`optimize`), once.
  *
+ * ## Access lists
+ * Every chunk of a document gets the document's access list (see `VectorStore.Chunk.access`):
+ * the longest matching {@link AccessRule} of `Options.accessRules` (a prefix of the document
+ * id: `file:///srv/docs/hr/`, `https://intranet.example/finance/`), else `Options.access`, else
+ * none (readable only by an unrestricted principal). The list is part of the document's content
+ * hash, so a rerun with another list rewrites the document with the new list even when its
+ * bytes did not change; a document without a list hashes as before access lists existed.
+ *
  * ## Bounded and streaming
  * Sources are enumerated lazily; loading (`concurrency.read`), extraction
  * (`concurrency.extract`), embedding (`concurrency.embed`, per batch of documents) and writing
@@ -43,7 +51,7 @@ import { Chunk as C, Duration, Effect, Option, Queue, Stream, Take } from "effec
 import * as Upload from "../api/Upload.js"
 import * as Web from "../api/Web.js"
 import type * as RagError from "../RagError.js"
-import { type Collection, VectorStore, type VectorStoreError } from "../store/VectorStore.js"
+import { checkAccess, type Collection, InvalidInput, VectorStore, type VectorStoreError } from "../store/VectorStore.js"
 import * as Stages from "./internal/ingest-stages.js"
 import * as State from "./internal/ingest-state.js"
 
@@ -94,8 +102,36 @@ export type Embedder = Stages.Embedder
 /** The upload options of a run that sets none: OCR on (see {@link Options.upload}). */
 export const defaultUploadOptions: Upload.UploadOptions = { enable_ocr: true }
 
+/**
+ * A per-source access rule: documents whose id starts with `prefix` (a `file://` URL of a
+ * folder or file, or a URL) get `access`. The longest matching prefix wins.
+ */
+export interface AccessRule {
+  readonly prefix: string
+  readonly access: ReadonlyArray<string>
+}
+
+/** The access list of a document id under a run's options (see the module doc). */
+export const accessOf = (
+  documentId: string,
+  options: Pick<Options, "access" | "accessRules">
+): ReadonlyArray<string> | undefined => {
+  let best: AccessRule | undefined
+  for (const r of options.accessRules ?? []) {
+    if (documentId.startsWith(r.prefix) && (best === undefined || r.prefix.length > best.prefix.length)) best = r
+  }
+  return best?.access ?? options.access
+}
+
 /** Settings of a run. Every field is optional. */
 export interface Options {
+  /**
+   * The access list of every document of the run (principal ids, group names, `*` for
+   * public); default none: readable only by an unrestricted principal. See {@link AccessRule}.
+   */
+  readonly access?: ReadonlyArray<string> | undefined
+  /** Per-source access lists, before `access` (the longest matching prefix wins). */
+  readonly accessRules?: ReadonlyArray<AccessRule> | undefined
   /** Embed chunks with this embedder (default none: a full-text-only collection). */
   readonly embedder?: Embedder | undefined
   /**
@@ -240,6 +276,8 @@ export const run = (
 ): Effect.Effect<Summary, IngestError, Upload.Upload | VectorStore> =>
   Effect.gen(function*() {
     const started = Date.now()
+    const accessProblem = checkAccess([...options.access ?? [], ...(options.accessRules ?? []).flatMap((r) => r.access)])
+    if (accessProblem !== undefined) return yield* new InvalidInput({ message: `ingest: ${accessProblem}` })
     const store = yield* VectorStore
     const upload = yield* Upload.Upload
     const web = yield* Effect.serviceOption(Web.Web)
@@ -310,6 +348,10 @@ export const run = (
         seen.add(item.documentId)
         documents++
         return true
+      }),
+      Stream.map((item): Stages.Item => {
+        const access = accessOf(item.documentId, options)
+        return access === undefined ? item : { ...item, access }
       })
     )
 

@@ -13,6 +13,11 @@
  *   collection's `termCounts` when it has them (the LanceDB adapter's in-memory engine), else
  *   from analysing their texts.
  *
+ * Access: `scope` (a `ReadScope`, default every chunk) goes with every store read of the path —
+ * the first and second full-text passes, the feedback hits' terms, the vector candidates — so a
+ * chunk outside it is never a candidate, a feedback document or a rerank input. A restricted
+ * scope on a collection whose backend does not enforce access lists fails (`StoreError`).
+ *
  * Dense retrieval needs an embedder; it is never implied: `mode: "vector" | "hybrid"` without
  * `embeddings` fails with a `ConfigurationError` that says so, and a query embedded by another
  * model than the collection's fails with `EmbeddingMismatch` (the store checks dimensions only).
@@ -32,6 +37,8 @@ import {
   type Filter,
   type Fusion,
   type Hit,
+  type ReadScope,
+  requireScope,
   type TermCounts,
   type TextQuery,
   type VectorStoreError
@@ -72,6 +79,8 @@ export interface Options {
   readonly limit?: number | undefined
   /** Metadata filter. */
   readonly filter?: Filter | undefined
+  /** Which chunks may be read (default every chunk; `Answer` passes its principal's scope). */
+  readonly scope?: ReadScope | undefined
   /** Full-text tuning. */
   readonly fullText?: FullTextOptions | undefined
   /** Hybrid fusion (default: the store's, see `LanceDbStore.defaultFusion`). */
@@ -179,24 +188,32 @@ const termCounts = (h: Hit): TermCounts => {
 export const fullText = (
   collection: Collection,
   query: string,
-  options: { readonly limit: number; readonly filter?: Filter | undefined; readonly fullText?: FullTextOptions | undefined }
+  options: {
+    readonly limit: number
+    readonly filter?: Filter | undefined
+    readonly scope?: ReadScope | undefined
+    readonly fullText?: FullTextOptions | undefined
+  }
 ): Effect.Effect<ReadonlyArray<Hit>, VectorStoreError> =>
   Effect.gen(function*() {
+    yield* requireScope(collection, options.scope)
     const titleBoost = options.fullText?.titleBoost ?? defaultTitleBoost
     const fb = options.fullText?.feedback === undefined ? defaultFeedback : options.fullText.feedback
     const first = yield* collection.searchText(query, {
       limit: fb === false ? options.limit : Math.max(options.limit, fb.docs),
       filter: options.filter,
+      scope: options.scope,
       titleBoost
     })
     if (fb === false || first.length === 0) return first.slice(0, options.limit)
     // the engine's own analysis of the hits when it has one (no second pass over their texts)
     const analysed = collection.termCounts === undefined
       ? []
-      : yield* collection.termCounts(first.slice(0, fb.docs).map((h) => h.id))
+      : yield* collection.termCounts(first.slice(0, fb.docs).map((h) => h.id), { scope: options.scope })
     return yield* collection.searchText(feedbackQuery(query, first, fb, analysed), {
       limit: options.limit,
       filter: options.filter,
+      scope: options.scope,
       titleBoost
     })
   })
@@ -230,13 +247,14 @@ export const retrieve = (
   Effect.gen(function*() {
     const mode = options.mode ?? "fulltext"
     const limit = Math.max(1, options.limit ?? 10)
+    yield* requireScope(collection, options.scope)
     const widened = options.groupBy === "document" || options.reranker !== undefined || mode === "hybrid"
     const candidates = widened
       ? Math.max(limit, options.candidates ?? 100, options.reranker ? options.rerankTop ?? 50 : 0)
       : limit
     let hits: ReadonlyArray<Hit>
     if (mode === "fulltext") {
-      hits = yield* fullText(collection, query, { limit: candidates, filter: options.filter, fullText: options.fullText })
+      hits = yield* fullText(collection, query, { limit: candidates, filter: options.filter, scope: options.scope, fullText: options.fullText })
     } else {
       if (options.embeddings === undefined) return yield* Effect.fail(needEmbedder(mode))
       const embedded = yield* options.embeddings.embed([query], { model: options.embeddingModel })
@@ -252,11 +270,11 @@ export const retrieve = (
       }
       const vector = embedded.vectors[0]!
       if (mode === "vector") {
-        hits = yield* collection.searchVector(vector, { limit: candidates, filter: options.filter })
+        hits = yield* collection.searchVector(vector, { limit: candidates, filter: options.filter, scope: options.scope })
       } else {
         const [text, vec] = yield* Effect.all([
-          fullText(collection, query, { limit: candidates, filter: options.filter, fullText: options.fullText }),
-          collection.searchVector(vector, { limit: candidates, filter: options.filter })
+          fullText(collection, query, { limit: candidates, filter: options.filter, scope: options.scope, fullText: options.fullText }),
+          collection.searchVector(vector, { limit: candidates, filter: options.filter, scope: options.scope })
         ], { concurrency: 2 })
         hits = fuse(text, vec, options.fusion, candidates)
       }

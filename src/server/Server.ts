@@ -18,14 +18,15 @@
  */
 import { HttpMiddleware, HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Cause, Chunk, Effect, Layer, Redacted } from "effect"
-import { timingSafeEqual } from "node:crypto"
+import { Cause, Chunk, Effect, Layer, type Redacted } from "effect"
 import { createServer } from "node:http"
+import * as Access from "./internal/access.js"
 import * as Firecrawl from "./internal/firecrawl.js"
 import { hasBody, lingerOnClose, nodeRequest } from "./internal/body.js"
 import * as Limits from "./internal/limits.js"
 import * as State from "./internal/state.js"
-import { errorResponse, tcpUrl } from "./internal/wire.js"
+import { clipEcho, errorResponse, tcpUrl } from "./internal/wire.js"
+import * as CollectionRoutes from "./routes/collections.js"
 import * as GenerativeRoutes from "./routes/generative.js"
 import * as ModelRoutes from "./routes/models.js"
 import * as UploadRoutes from "./routes/upload.js"
@@ -39,11 +40,22 @@ export interface Options extends State.Options {
    * server is open, which is only wise on loopback.
    */
   readonly apiKey?: Redacted.Redacted<string> | undefined
+  /**
+   * API keys mapped to principals and to the collections each may read or write (a keys file,
+   * see `docs/server.md` and {@link parseKeys}). With keys, every request needs one of them or
+   * `apiKey`; a key reads only the collections it lists, as its principal (deny by default).
+   */
+  readonly keys?: ReadonlyArray<Access.KeyGrant> | undefined
+  /** What the collection routes retrieve with (embedder, reranker); the store comes from the context. */
+  readonly collections?: CollectionRoutes.Options | undefined
   /** The limits on request bodies and model calls (`docs/server.md`); unset fields keep their defaults. */
   readonly limits?: Partial<Limits.Limits> | undefined
 }
 
 export type { Limits } from "./internal/limits.js"
+export type { KeyGrant } from "./internal/access.js"
+/** Parses a keys file's text (JSON); the failure message never holds a key. */
+export const parseKeys = Access.parseKeys
 /** The default limits. */
 export const defaultLimits: Limits.Limits = Limits.defaults
 
@@ -57,25 +69,24 @@ export interface ListenOptions extends Options {
   readonly logRequests?: boolean | undefined
 }
 
-const sameKey = (given: string, expected: string): boolean => {
-  const a = Buffer.from(given)
-  const b = Buffer.from(expected)
-  return a.length === b.length && timingSafeEqual(a, b)
-}
-
 /** The error body of a path: Firecrawl's on the Firecrawl routes, the wire body elsewhere. */
 const errorResponseFor = (url: string) =>
   Firecrawl.isFirecrawlPath(new URL(url, "http://x").pathname) ? Firecrawl.errorResponse : errorResponse
 
-/** Refuses requests without the configured key (the key never appears in a response). */
-const authenticate = (apiKey: Redacted.Redacted<string> | undefined) =>
+/**
+ * Refuses requests without a configured key (the key never appears in a response) and runs the
+ * others as their caller (`internal/access.ts`): the operator on an open server or with
+ * `apiKey`, the key's principal and collections with a key of `keys`.
+ */
+const authenticate = (apiKey: Redacted.Redacted<string> | undefined, keys: ReadonlyArray<Access.KeyGrant>) =>
   HttpMiddleware.make((app) =>
     Effect.gen(function*() {
-      if (apiKey === undefined) return yield* app
+      if (apiKey === undefined && keys.length === 0) return yield* Effect.provideService(app, Access.CallerTag, Access.operator)
       const request = yield* HttpServerRequest.HttpServerRequest
       const header = request.headers["authorization"] ?? ""
       const match = /^Bearer\s+(.+)$/i.exec(header)
-      if (match === null || !sameKey(match[1]!.trim(), Redacted.value(apiKey))) {
+      const caller = match === null ? undefined : Access.authenticate(match[1]!.trim(), apiKey, keys)
+      if (caller === undefined) {
         return errorResponseFor(request.url)({
           status: 401,
           message: match === null ? "missing API key: send Authorization: Bearer <key>" : "invalid API key",
@@ -83,7 +94,7 @@ const authenticate = (apiKey: Redacted.Redacted<string> | undefined) =>
           code: "invalid_api_key"
         })
       }
-      return yield* app
+      return yield* Effect.provideService(app, Access.CallerTag, caller)
     })
   )
 
@@ -120,13 +131,16 @@ const methodsAt = (path: string): ReadonlyArray<string> => [
  * other methods, a 405 in Firecrawl's body with an `Allow` header listing them; the library's
  * own paths keep their 404.
  */
-const notFound = Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
+const notFound = Effect.gen(function*() {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const { echoChars } = yield* Limits.ServerLimits
   const path = new URL(request.url, "http://x").pathname
+  const quoted = clipEcho(path, echoChars)
   const allowed = Firecrawl.isFirecrawlPath(path) ? methodsAt(path) : []
   if (allowed.length > 0) {
     return Firecrawl.errorResponse({
       status: 405,
-      message: `${request.method} is not allowed on ${path} (allowed: ${allowed.join(", ")})`,
+      message: `${request.method} is not allowed on ${quoted} (allowed: ${allowed.join(", ")})`,
       type: "invalid_request_error",
       code: "method_not_allowed",
       headers: { allow: allowed.join(", ") }
@@ -134,7 +148,7 @@ const notFound = Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
   }
   return errorResponseFor(request.url)({
     status: 404,
-    message: `no route for ${request.method} ${path}`,
+    message: `no route for ${request.method} ${quoted}`,
     type: "not_found_error",
     code: null
   })
@@ -180,9 +194,10 @@ const answerDefects = HttpMiddleware.make((app) =>
 /** The HTTP app: the routes, key check, 404s and 405s in the error body of their path, and the limits of `options`. */
 export const app = (options: Options = {}) =>
   router.pipe(
+    HttpRouter.concat(CollectionRoutes.routes(options.collections)),
     HttpRouter.all("*", notFound),
     answerDefects,
-    authenticate(options.apiKey),
+    authenticate(options.apiKey, options.keys ?? []),
     closeUnreadBodies,
     Effect.provideService(Limits.ServerLimits, Limits.resolve(options.limits))
   )

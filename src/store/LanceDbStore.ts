@@ -42,6 +42,13 @@
  *   The connection reads with strong consistency (`readConsistencyInterval: 0`), so a handle
  *   sees other processes' writes.
  * - **Filters** compile to escaped SQL predicates (`internal/filter.ts`).
+ * - **Access lists** are stored in the `access` column (the entries between `\u001f`
+ *   separators; null for a chunk without a list). A restricted {@link ReadScope} becomes a
+ *   predicate ANDed with the filter in every query (`strpos` of each separated entry), so it
+ *   applies before ranking and the limit; the in-memory full-text engine applies the same test.
+ *   A table created before access lists has no `access` column: it is added (all null) by the
+ *   first write of a handle that finds it missing, and a restricted read of a table without it
+ *   matches nothing.
  *
  * `@lancedb/lancedb` 0.39 declares Node 22 in `engines`; it works on Node 20 (npm only warns).
  *
@@ -82,9 +89,13 @@ import {
   type Filter,
   type Hit,
   type HybridSearchOptions,
+  checkAccess,
   InvalidInput,
+  readable,
+  type ReadScope,
   sameEmbedding,
   type Scalar,
+  type ScopeOptions,
   type SearchOptions,
   type Service as VectorStoreService,
   StoreError,
@@ -179,6 +190,24 @@ export class LanceDbStore extends Context.Tag("effect-rag/store/LanceDbStore")<L
 
 const specKey = "effect_rag.spec"
 
+/** The column of the access lists, and the separator around each entry (entries hold no control characters). */
+const accessColumn = "access"
+const accessSep = "\u001f"
+
+const encodeAccess = (access: ReadonlyArray<string> | undefined): string | null =>
+  access === undefined ? null : accessSep + [...new Set(access)].sort().join(accessSep) + accessSep
+
+const decodeAccess = (raw: unknown): ReadonlyArray<string> | undefined =>
+  typeof raw === "string" ? raw.split(accessSep).filter((e) => e !== "") : undefined
+
+/** The predicate of a restricted scope over the `access` column (entries validated). */
+const scopeSql = (entries: ReadonlyArray<string>): string =>
+  entries.length === 0
+    ? "(1 = 0)"
+    : `(\`${accessColumn}\` IS NOT NULL AND (${
+      [...new Set(entries)].map((e) => `strpos(\`${accessColumn}\`, ${Filters.literal(accessSep + e + accessSep)}) > 0`).join(" OR ")
+    }))`
+
 // =============================================================================
 // Helpers
 // =============================================================================
@@ -207,7 +236,8 @@ const schemaOf = (spec: CollectionSpec): Arrow.Schema => {
     // title + text: the field plain BM25 scores (the title alone is indexed too, for boosting)
     new arrow.Field("content", new arrow.Utf8(), false),
     new arrow.Field("metadata", new arrow.Utf8(), false),
-    new arrow.Field("content_hash", new arrow.Utf8(), false)
+    new arrow.Field("content_hash", new arrow.Utf8(), false),
+    new arrow.Field(accessColumn, new arrow.Utf8(), true)
   ]
   for (const [name, type] of Object.entries(spec.fields ?? {})) {
     fields.push(new arrow.Field(Filters.fieldColumn(name), fieldType(type), true))
@@ -240,13 +270,16 @@ export const contentHash = Hash.contentHash
 
 const toRow = (spec: CollectionSpec, chunk: Chunk): Record<string, unknown> | string => {
   if (chunk.id === "") return "a chunk id must not be empty"
+  const accessProblem = checkAccess(chunk.access)
+  if (accessProblem !== undefined) return `chunk ${chunk.id}: ${accessProblem}`
   const row: Record<string, unknown> = {
     id: chunk.id,
     document_id: chunk.documentId,
     title: chunk.title ?? null,
     text: chunk.text,
     content: chunk.title === undefined || chunk.title === "" ? chunk.text : `${chunk.title}\n${chunk.text}`,
-    metadata: JSON.stringify(chunk.metadata ?? {})
+    metadata: JSON.stringify(chunk.metadata ?? {}),
+    [accessColumn]: encodeAccess(chunk.access)
   }
   for (const [name, type] of Object.entries(spec.fields ?? {})) {
     const v = chunk.metadata?.[name] ?? null
@@ -355,6 +388,8 @@ interface MemoryText {
   readonly rowOf: ReadonlyMap<string, number>
   /** Parsed `metadata` per row, filled on first use by a filter. */
   readonly metadata: Array<Record<string, Scalar> | undefined>
+  /** Whether the rows were read with their access lists (the table had the column). */
+  readonly withAccess: boolean
 }
 
 
@@ -372,7 +407,7 @@ interface Settings {
   readonly retry: Schedule.Schedule<unknown, VectorStoreError>
 }
 
-const makeCollection = (table: lancedb.Table, spec: CollectionSpec, settings: Settings): Collection => {
+const makeCollection = (table: lancedb.Table, spec: CollectionSpec, settings: Settings, accessKnown: boolean): Collection => {
   // Writes of this process to this table go one at a time (other processes: see upsert).
   const writeLock = Effect.unsafeMakeSemaphore(1)
   const attempt = <A>(op: string, f: () => Promise<A>): Effect.Effect<A, StoreError> =>
@@ -380,11 +415,44 @@ const makeCollection = (table: lancedb.Table, spec: CollectionSpec, settings: Se
   const write = <A>(op: string, f: () => Promise<A>): Effect.Effect<A, VectorStoreError> =>
     attempt(op, f).pipe(Effect.retry(settings.retry))
 
-  const where = (filter: Filter | undefined): Effect.Effect<string | undefined, InvalidInput> => {
-    if (filter === undefined) return Effect.succeed(undefined)
-    const problem = Filters.validate(spec, filter)
-    return problem === undefined ? Effect.succeed(Filters.toSql(filter)) : Effect.fail(new InvalidInput({ message: problem }))
-  }
+  // Whether the table has the `access` column (a table created before access lists has not,
+  // until a write adds it; another process may add it: a restricted read checks again).
+  let hasAccess = accessKnown
+  const hasAccessColumn = attempt("schema", () => table.schema()).pipe(
+    Effect.map((schema) => schema.fields.some((f) => f.name === accessColumn)),
+    Effect.tap((has) => Effect.sync(() => (hasAccess = has)))
+  )
+  /** Adds the `access` column (all null) to a table created before access lists. */
+  const evolveAccess: Effect.Effect<void, VectorStoreError> = Effect.suspend(() =>
+    hasAccess ? Effect.void : Effect.gen(function*() {
+      if (yield* hasAccessColumn) return
+      yield* write("addColumns(access)", async () => {
+        const fields = (await table.schema()).fields
+        if (!fields.some((f) => f.name === accessColumn)) {
+          await table.addColumns([{ name: accessColumn, valueSql: "CAST(NULL AS STRING)" }])
+        }
+      })
+      hasAccess = true
+    })
+  )
+
+  /** The filter and the scope as one predicate (undefined: every row). */
+  const where = (filter: Filter | undefined, scope?: ReadScope | undefined): Effect.Effect<string | undefined, InvalidInput | StoreError> =>
+    Effect.gen(function*() {
+      const parts: Array<string> = []
+      if (filter !== undefined) {
+        const problem = Filters.validate(spec, filter)
+        if (problem !== undefined) return yield* new InvalidInput({ message: problem })
+        parts.push(Filters.toSql(filter))
+      }
+      if (scope !== undefined && scope._tag === "Entries") {
+        const problem = checkAccess(scope.entries)
+        if (problem !== undefined) return yield* new InvalidInput({ message: problem })
+        // no access column: no chunk has a list, so a restricted read matches nothing
+        parts.push(hasAccess || (yield* hasAccessColumn) ? scopeSql(scope.entries) : "(1 = 0)")
+      }
+      return parts.length === 0 ? undefined : parts.length === 1 ? parts[0] : `(${parts.join(" AND ")})`
+    })
 
   const checkVector = (v: ArrayLike<number>) => checkCollectionVector(spec, v)
 
@@ -460,6 +528,7 @@ const makeCollection = (table: lancedb.Table, spec: CollectionSpec, settings: Se
         const batch = chunks.slice(i, i + settings.batchSize)
         const rows: Array<Record<string, unknown>> = []
         const seen = new Map<string, number>()
+        yield* evolveAccess
         for (const chunk of batch) {
           yield* checkChunkVector(spec, chunk)
           const row = toRow(spec, chunk)
@@ -563,8 +632,8 @@ const makeCollection = (table: lancedb.Table, spec: CollectionSpec, settings: Se
   let snapshot: { readonly version: number; readonly memory: MemoryText | undefined } | undefined
   const snapshotLock = Effect.unsafeMakeSemaphore(1)
 
-  const readMemory = attempt("readRows", async (): Promise<MemoryText> => {
-    const rows = (await table.query().select(hitColumns).toArray()) as Array<Record<string, unknown>>
+  const readMemory = Effect.flatMap(hasAccessColumn, (withAccess) => attempt("readRows", async (): Promise<MemoryText> => {
+    const rows = (await table.query().select(withAccess ? [...hitColumns, accessColumn] : hitColumns).toArray()) as Array<Record<string, unknown>>
     const index = FieldIndex.build(rows.map((r) => {
       const title = typeof r["title"] === "string" ? r["title"] : undefined
       const text = String(r["text"] ?? "")
@@ -572,8 +641,8 @@ const makeCollection = (table: lancedb.Table, spec: CollectionSpec, settings: Se
       return { title, content: title === undefined || title === "" ? text : `${title}\n${text}` }
     }))
     const rowOf = new Map(rows.map((r, i) => [String(r["id"]), i]))
-    return { rows, index, rowOf, metadata: new Array(rows.length) }
-  })
+    return { rows, index, rowOf, metadata: new Array(rows.length), withAccess }
+  }))
 
   /** The in-memory engine for the table's current version, read when the table changed; undefined above the size bound. */
   const memoryText: Effect.Effect<MemoryText | undefined, StoreError> = Effect.gen(function*() {
@@ -595,7 +664,9 @@ const makeCollection = (table: lancedb.Table, spec: CollectionSpec, settings: Se
     if (q.size === 0) return []
     const { index, metadata, rows } = memory
     const filter = options.filter
-    const accept = filter === undefined ? undefined : (row: number) => {
+    const scope = options.scope
+    const scoped = scope !== undefined && scope._tag === "Entries"
+    const matchesFilter = filter === undefined ? undefined : (row: number) => {
       const r = rows[row]!
       const get = (field: string): Scalar | undefined => {
         if (field === documentIdField) return String(r["document_id"])
@@ -606,6 +677,12 @@ const makeCollection = (table: lancedb.Table, spec: CollectionSpec, settings: Se
       }
       return Filters.matches(filter, get)
     }
+    // the scope first, as the SQL predicate does: rows read without the column have no list
+    const accept = !scoped
+      ? matchesFilter
+      : (row: number) =>
+        memory.withAccess && readable(scope, decodeAccess(rows[row]![accessColumn])) &&
+        (matchesFilter === undefined || matchesFilter(row))
     const idOf = (row: number) => String(rows[row]!["id"])
     const byId = (a: number, b: number) => {
       const x = idOf(a)
@@ -617,18 +694,27 @@ const makeCollection = (table: lancedb.Table, spec: CollectionSpec, settings: Se
   }
 
   // The rows of the last version read: the ids come from a search that has just checked it.
-  const termCounts = (ids: ReadonlyArray<string>) =>
-    Effect.sync(() => {
+  const termCounts = (ids: ReadonlyArray<string>, options: ScopeOptions = {}) =>
+    Effect.gen(function*() {
+      const scope = options.scope
+      if (scope !== undefined && scope._tag === "Entries") {
+        const problem = checkAccess(scope.entries)
+        if (problem !== undefined) return yield* new InvalidInput({ message: problem })
+      }
       const memory = snapshot?.memory
       return ids.map((id) => {
         const row = memory?.rowOf.get(id)
-        return row === undefined ? undefined : memory!.index.contentTerms(row)
+        if (row === undefined) return undefined
+        if (scope !== undefined && scope._tag === "Entries" && !(memory!.withAccess && readable(scope, decodeAccess(memory!.rows[row]![accessColumn])))) {
+          return undefined
+        }
+        return memory!.index.contentTerms(row)
       })
     })
 
   const searchText = (query: TextQuery, options: TextSearchOptions = {}) =>
     Effect.gen(function*() {
-      const predicate = yield* where(options.filter)
+      const predicate = yield* where(options.filter, options.scope)
       const memory = yield* memoryText
       if (memory !== undefined) return searchMemory(memory, query, options)
       const q = ftsQuery(query, options.titleBoost ?? 0)
@@ -647,7 +733,7 @@ const makeCollection = (table: lancedb.Table, spec: CollectionSpec, settings: Se
   const searchVector = (vector: Float32Array | ReadonlyArray<number>, options: SearchOptions = {}) =>
     Effect.gen(function*() {
       yield* checkVector(vector)
-      const predicate = yield* where(options.filter)
+      const predicate = yield* where(options.filter, options.scope)
       const limit = Math.max(1, options.limit ?? 10)
       const rows = yield* attempt("searchVector", () => {
         let s = table.vectorSearch(Array.from(vector)).distanceType("cosine").select([...hitColumns, "_distance"]).limit(limit)
@@ -666,18 +752,19 @@ const makeCollection = (table: lancedb.Table, spec: CollectionSpec, settings: Se
       const candidates = Math.max(limit, options.candidates ?? 100)
       const [text, vec] = yield* Effect.all([
         searchText(query.text, { ...options, limit: candidates }),
-        searchVector(query.vector, { filter: options.filter, limit: candidates })
+        searchVector(query.vector, { filter: options.filter, scope: options.scope, limit: candidates })
       ], { concurrency: 2 })
       return Fusion.fuse(text, vec, options.fusion, limit)
     })
 
-  const count = (filter?: Filter) =>
-    where(filter).pipe(Effect.flatMap((sql) => attempt("count", () => table.countRows(sql))))
+  const count = (filter?: Filter, options: ScopeOptions = {}) =>
+    where(filter, options.scope).pipe(Effect.flatMap((sql) => attempt("count", () => table.countRows(sql))))
 
-  const listDocuments = () =>
-    attempt("listDocuments", async () => {
+  const listDocuments = (options: ScopeOptions = {}) =>
+    Effect.flatMap(where(undefined, options.scope), (predicate) => attempt("listDocuments", async () => {
       const counts = new Map<string, number>()
-      for await (const batch of table.query().select(["document_id"])) {
+      const q = table.query().select(["document_id"])
+      for await (const batch of predicate === undefined ? q : q.where(predicate)) {
         const col = batch.getChild("document_id")
         if (col === null) continue
         for (let i = 0; i < batch.numRows; i++) {
@@ -688,9 +775,22 @@ const makeCollection = (table: lancedb.Table, spec: CollectionSpec, settings: Se
       return [...counts.entries()]
         .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
         .map(([documentId, chunks]): DocumentEntry => ({ documentId, chunks }))
-    })
+    }))
 
-  return { spec, upsert, deleteDocuments, deleteWhere, searchText, searchVector, searchHybrid, count, listDocuments, optimize, termCounts }
+  return {
+    spec,
+    upsert,
+    deleteDocuments,
+    deleteWhere,
+    searchText,
+    searchVector,
+    searchHybrid,
+    count,
+    listDocuments,
+    optimize,
+    termCounts,
+    enforcesAccess: true
+  }
 }
 
 /** The default fusion of hybrid search (see `Fusion.ts`). */
@@ -745,7 +845,7 @@ export const make = (options: Options) =>
         if (spec === undefined) {
           return yield* new InvalidInput({ message: `table ${name} was not created by effect-rag (no ${specKey} in its schema)` })
         }
-        const c = makeCollection(table, spec, settings)
+        const c = makeCollection(table, spec, settings, schema.fields.some((f) => f.name === accessColumn))
         open.set(name, c)
         return Option.some(c)
       })
@@ -787,7 +887,7 @@ export const make = (options: Options) =>
             message: `collection ${requested.name} was created with ${describeEmbedding(spec.embedding)}, not ${describeEmbedding(requested.embedding)}`
           })
         }
-        const c = makeCollection(table, spec, settings)
+        const c = makeCollection(table, spec, settings, schema.fields.some((f) => f.name === accessColumn))
         open.set(requested.name, c)
         return c
       }).pipe(Effect.withSpan("LanceDbStore.collection", { attributes: { name: requested.name } }))

@@ -17,6 +17,7 @@ import {
   type Collection,
   CollectionNotFound,
   type CollectionSpec,
+  checkAccess,
   checkChunkVector,
   checkSpec,
   checkVector as checkCollectionVector,
@@ -26,8 +27,11 @@ import {
   type Filter,
   type Hit,
   InvalidInput,
+  readable,
+  type ReadScope,
   sameEmbedding,
   type Scalar,
+  type ScopeOptions,
   type Service,
   type TextQuery,
   VectorStore
@@ -71,12 +75,16 @@ const makeCollection = (spec: CollectionSpec): Collection => {
   }
   const get = (chunk: Chunk) => (field: string): Scalar | undefined =>
     field === documentIdField ? chunk.documentId : chunk.metadata?.[field]
-  const checkFilter = (filter: Filter | undefined) => {
-    if (filter === undefined) return Effect.succeed((_: Chunk) => true)
-    const problem = Filters.validate(spec, filter)
-    return problem === undefined
-      ? Effect.succeed((c: Chunk) => Filters.matches(filter, get(c)))
-      : Effect.fail(new InvalidInput({ message: problem }))
+  // The filter and the read scope, one predicate applied before ranking and the limit.
+  const checkFilter = (filter: Filter | undefined, scope?: ReadScope | undefined) => {
+    const problem = filter === undefined ? undefined : Filters.validate(spec, filter)
+    if (problem !== undefined) return Effect.fail(new InvalidInput({ message: problem }))
+    const scoped = scope !== undefined && scope._tag === "Entries"
+    const scopeProblem = scoped ? checkAccess(scope.entries) : undefined
+    if (scopeProblem !== undefined) return Effect.fail(new InvalidInput({ message: scopeProblem }))
+    return Effect.succeed((c: Chunk) =>
+      (!scoped || readable(scope, c.access)) && (filter === undefined || Filters.matches(filter, get(c)))
+    )
   }
   const checkVector = (v: ArrayLike<number>) => checkCollectionVector(spec, v)
 
@@ -88,9 +96,12 @@ const makeCollection = (spec: CollectionSpec): Collection => {
     return ids.length
   }
 
-  const searchText = (query: TextQuery, options: { limit?: number | undefined; filter?: Filter | undefined; titleBoost?: number | undefined } = {}) =>
+  const searchText = (
+    query: TextQuery,
+    options: { limit?: number | undefined; filter?: Filter | undefined; titleBoost?: number | undefined; scope?: ReadScope | undefined } = {}
+  ) =>
     Effect.gen(function*() {
-      const accept = yield* checkFilter(options.filter)
+      const accept = yield* checkFilter(options.filter, options.scope)
       const q = weightedTerms(query)
       if (q.size === 0) return []
       const { index, order } = textIndex()
@@ -103,10 +114,13 @@ const makeCollection = (spec: CollectionSpec): Collection => {
         .map((h) => toHit(order[h.row]!.chunk, h.score))
     })
 
-  const searchVector = (vector: Float32Array | ReadonlyArray<number>, options: { limit?: number | undefined; filter?: Filter | undefined } = {}) =>
+  const searchVector = (
+    vector: Float32Array | ReadonlyArray<number>,
+    options: { limit?: number | undefined; filter?: Filter | undefined; scope?: ReadScope | undefined } = {}
+  ) =>
     Effect.gen(function*() {
       yield* checkVector(vector)
-      const accept = yield* checkFilter(options.filter)
+      const accept = yield* checkFilter(options.filter, options.scope)
       const q = Float32Array.from(vector)
       const qn = normOf(q) || 1
       const scored: Array<Hit> = []
@@ -127,6 +141,8 @@ const makeCollection = (spec: CollectionSpec): Collection => {
         const prepared: Array<Row> = []
         for (const chunk of chunks) {
           if (chunk.id === "") return yield* new InvalidInput({ message: "a chunk id must not be empty" })
+          const accessProblem = checkAccess(chunk.access)
+          if (accessProblem !== undefined) return yield* new InvalidInput({ message: `chunk ${chunk.id}: ${accessProblem}` })
           yield* checkChunkVector(spec, chunk)
           for (const [name, type] of Object.entries(spec.fields ?? {})) {
             const v = chunk.metadata?.[name] ?? null
@@ -163,26 +179,29 @@ const makeCollection = (spec: CollectionSpec): Collection => {
         const limit = Math.max(1, options.limit ?? 10)
         const candidates = Math.max(limit, options.candidates ?? 100)
         const text = yield* searchText(query.text, { ...options, limit: candidates })
-        const vec = yield* searchVector(query.vector, { filter: options.filter, limit: candidates })
+        const vec = yield* searchVector(query.vector, { filter: options.filter, scope: options.scope, limit: candidates })
         return fuse(text, vec, options.fusion, limit)
       }),
-    count: (filter) =>
-      Effect.map(checkFilter(filter), (accept) => [...rows.values()].filter((r) => accept(r.chunk)).length),
-    listDocuments: () =>
-      Effect.sync(() => {
+    count: (filter, options: ScopeOptions = {}) =>
+      Effect.map(checkFilter(filter, options.scope), (accept) => [...rows.values()].filter((r) => accept(r.chunk)).length),
+    listDocuments: (options: ScopeOptions = {}) =>
+      Effect.map(checkFilter(undefined, options.scope), (accept) => {
         const counts = new Map<string, number>()
-        for (const r of rows.values()) counts.set(r.chunk.documentId, (counts.get(r.chunk.documentId) ?? 0) + 1)
+        for (const r of rows.values()) {
+          if (accept(r.chunk)) counts.set(r.chunk.documentId, (counts.get(r.chunk.documentId) ?? 0) + 1)
+        }
         return [...counts.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([documentId, chunks]) => ({ documentId, chunks }))
       }),
     optimize: () => Effect.void,
-    termCounts: (ids) =>
-      Effect.sync(() => {
-        const { index, rowOf } = textIndex()
+    termCounts: (ids, options: ScopeOptions = {}) =>
+      Effect.map(checkFilter(undefined, options.scope), (accept) => {
+        const { index, order, rowOf } = textIndex()
         return ids.map((id) => {
           const row = rowOf.get(id)
-          return row === undefined ? undefined : index.contentTerms(row)
+          return row === undefined || !accept(order[row]!.chunk) ? undefined : index.contentTerms(row)
         })
-      })
+      }),
+    enforcesAccess: true
   }
 }
 

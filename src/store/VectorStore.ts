@@ -43,6 +43,12 @@ export interface Chunk {
   readonly vector?: Float32Array | ReadonlyArray<number> | undefined
   /** Metadata; only declared fields can be filtered on, the rest is stored as is. */
   readonly metadata?: Readonly<Record<string, Scalar>> | undefined
+  /**
+   * Who may read the chunk: principal ids and group names (see {@link ReadScope}); the entry
+   * {@link publicAccess} (`*`) makes it readable by every principal. Omitted: readable only
+   * through the unrestricted scope. Never part of {@link Hit}, never reachable by a {@link Filter}.
+   */
+  readonly access?: ReadonlyArray<string> | undefined
 }
 
 /** A search result. `score` is higher for better hits; its scale depends on the search kind. */
@@ -95,8 +101,84 @@ export type TextQuery =
   | string
   | { readonly terms: ReadonlyArray<{ readonly text: string; readonly weight: number }> }
 
+// =============================================================================
+// Access
+// =============================================================================
+
+/**
+ * Which chunks a read may see. `All`: every chunk (trusted local use; the default of every read
+ * that names no scope). `Entries`: only the chunks whose access list holds at least one of the
+ * entries (a principal's id, its groups and {@link publicAccess}); a chunk without an access list
+ * is not among them. A backend applies the scope inside the query, with the filter, before
+ * ranking and the limit, in every search, count, document listing and `termCounts`; a backend
+ * that cannot must not set {@link Collection.enforcesAccess} (reads with an `Entries` scope then
+ * fail, see {@link requireScope}).
+ */
+export type ReadScope =
+  | { readonly _tag: "All" }
+  | { readonly _tag: "Entries"; readonly entries: ReadonlyArray<string> }
+
+/** Read-scope constructors. */
+export const ReadScope = {
+  all: { _tag: "All" } as ReadScope,
+  entries: (entries: ReadonlyArray<string>): ReadScope => ({ _tag: "Entries", entries })
+} as const
+
+/** The access-list entry that every principal matches: a chunk listing it is public. */
+export const publicAccess = "*"
+
+/** Options of the reads that take only a scope (`count`, `listDocuments`, `termCounts`). */
+export interface ScopeOptions {
+  /** Which chunks the read may see (default {@link ReadScope.all}). */
+  readonly scope?: ReadScope | undefined
+}
+
+/**
+ * Checks an access-list entry: 1 to 256 characters, no control characters (backends may use
+ * one as a separator). Returns a message or undefined.
+ */
+export const checkAccessEntry = (entry: string): string | undefined =>
+  typeof entry !== "string" || entry.length === 0 || entry.length > 256
+    ? `an access-list entry must be 1 to 256 characters, got ${JSON.stringify(entry)}`
+    // eslint-disable-next-line no-control-regex
+    : /[\u0000-\u001f\u007f]/.test(entry)
+    ? `an access-list entry must not contain control characters, got ${JSON.stringify(entry)}`
+    : undefined
+
+/** Checks every entry of an access list or a scope; returns a message or undefined. */
+export const checkAccess = (entries: ReadonlyArray<string> | undefined): string | undefined => {
+  for (const e of entries ?? []) {
+    const m = checkAccessEntry(e)
+    if (m !== undefined) return m
+  }
+  return undefined
+}
+
+/** Whether a chunk's access list is readable in a scope (the reference semantics). */
+export const readable = (scope: ReadScope | undefined, access: ReadonlyArray<string> | undefined): boolean =>
+  scope === undefined || scope._tag === "All" || (access !== undefined && access.some((a) => scope.entries.includes(a)))
+
+/**
+ * Fails unless the collection can apply the scope: a restricted scope on a collection whose
+ * backend does not enforce access lists is refused (`StoreError`, op `access`), never ignored.
+ * Also validates the scope's entries (`InvalidInput`).
+ */
+export const requireScope = (collection: Collection, scope: ReadScope | undefined): Effect.Effect<void, StoreError | InvalidInput> => {
+  if (scope === undefined || scope._tag === "All") return Effect.void
+  const problem = checkAccess(scope.entries)
+  if (problem !== undefined) return Effect.fail(new InvalidInput({ message: problem }))
+  return collection.enforcesAccess === true
+    ? Effect.void
+    : Effect.fail(
+      new StoreError({
+        op: "access",
+        message: `collection ${collection.spec.name}: this backend does not enforce access lists, so a restricted read is refused`
+      })
+    )
+}
+
 /** Options shared by the searches. */
-export interface SearchOptions {
+export interface SearchOptions extends ScopeOptions {
   /** Hits to return (default 10). */
   readonly limit?: number | undefined
   /** Only chunks matching the filter (applied before ranking). */
@@ -213,18 +295,27 @@ export interface Collection {
     query: { readonly text: TextQuery; readonly vector: Float32Array | ReadonlyArray<number> },
     options?: HybridSearchOptions
   ) => Effect.Effect<ReadonlyArray<Hit>, VectorStoreError>
-  /** Number of chunks (matching the filter). */
-  readonly count: (filter?: Filter) => Effect.Effect<number, VectorStoreError>
-  /** Every document id with its chunk count, sorted by id. */
-  readonly listDocuments: () => Effect.Effect<ReadonlyArray<DocumentEntry>, VectorStoreError>
+  /** Number of chunks (matching the filter, readable in the scope). */
+  readonly count: (filter?: Filter, options?: ScopeOptions) => Effect.Effect<number, VectorStoreError>
+  /** Every document id with its chunk count (of the chunks readable in the scope), sorted by id. */
+  readonly listDocuments: (options?: ScopeOptions) => Effect.Effect<ReadonlyArray<DocumentEntry>, VectorStoreError>
   /** Compacts storage and brings indexes up to date (backends without storage: no-op). */
   readonly optimize: () => Effect.Effect<void, VectorStoreError>
   /**
    * Optional: the analysed terms of chunks as the full-text engine holds them, by id (undefined
    * for an id it does not hold). Query expansion (`Retrieve`'s RM3) uses them for the hits of a
-   * search it has just made instead of analysing their texts again.
+   * search it has just made instead of analysing their texts again. An id not readable in the
+   * scope is undefined, as an id it does not hold.
    */
-  readonly termCounts?: (ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<TermCounts | undefined>, VectorStoreError>
+  readonly termCounts?: (
+    ids: ReadonlyArray<string>,
+    options?: ScopeOptions
+  ) => Effect.Effect<ReadonlyArray<TermCounts | undefined>, VectorStoreError>
+  /**
+   * True when the backend stores access lists and applies a {@link ReadScope} inside every read
+   * (see {@link requireScope}). A backend without it serves only unrestricted reads.
+   */
+  readonly enforcesAccess?: boolean | undefined
 }
 
 /** The store: a set of named collections. */

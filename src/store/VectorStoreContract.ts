@@ -2,7 +2,8 @@
  * The behaviour every `VectorStore` backend must have, as a vitest suite: a new backend runs
  * `contract("name", () => MyStore.layer(...))` from its own test file and passes every test the
  * built-in stores pass (upserts and their counts, deletes, filters that cannot inject, full
- * text, vectors, hybrid, listing documents, the embedding spec).
+ * text, vectors, hybrid, listing documents, the embedding spec, and access lists: a restricted
+ * `ReadScope` applies inside every read, before ranking and the limit).
  *
  * From `effect-rag/testing`; it needs `vitest` and `@effect/vitest` (optional peer dependencies
  * that a test setup has).
@@ -11,7 +12,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, type Layer } from "effect"
-import { type Chunk, Filter, VectorStore } from "./VectorStore.js"
+import { type Chunk, Filter, ReadScope, VectorStore } from "./VectorStore.js"
 
 /** Deterministic unit vectors in 4-d (one axis per topic). */
 export const axis = (i: number, noise = 0): Array<number> => {
@@ -36,6 +37,23 @@ export const spec = {
   embedding: { model: "test-4d", dimension: 4 },
   fields: { lang: "string", year: "number", draft: "boolean", note: "string" }
 } as const
+
+/**
+ * Two tenants in one collection: `tenant-a` and `tenant-b` chunks, a public one (`*`) and one
+ * without an access list (readable only unrestricted). B's and the unlisted chunk are the best
+ * matches of the probes below, so a backend that filters after ranking returns nothing or a leak.
+ */
+export const tenantCorpus: ReadonlyArray<Chunk> = [
+  { id: "ta1", documentId: "TA", title: "Alpha plant", text: "The alpha plant pumps river water through its cooling loop.", vector: axis(0), metadata: { lang: "en", year: 2020, draft: false }, access: ["tenant-a"] },
+  { id: "ta2", documentId: "TA", title: "Alpha plant", text: "Shutdown drills at the alpha plant happen monthly.", vector: axis(0, 0.2), metadata: { lang: "en", year: 2021, draft: false }, access: ["tenant-a", "auditors"] },
+  { id: "tb1", documentId: "TB", title: "Beta sodium reactor", text: "The beta reactor cooling loop uses liquid sodium; the sodium pumps are secret.", vector: axis(1), metadata: { lang: "en", year: 2022, draft: true }, access: ["tenant-b"] },
+  { id: "tb2", documentId: "TB", title: "Beta sodium reactor", text: "Sodium fires in the beta reactor are fought with dry powder.", vector: axis(1, 0.1), metadata: { lang: "fr", year: 2022, draft: true }, access: ["tenant-b"] },
+  { id: "pub", documentId: "P", title: "Glossary", text: "A cooling loop carries heat away from a reactor core.", vector: axis(2), metadata: { lang: "en", year: 2019, draft: false }, access: ["*"] },
+  { id: "old", documentId: "N", title: "Legacy sodium notes", text: "Old notes on the sodium cooling loop of the beta reactor.", vector: axis(1, 0.05), metadata: { lang: "en", year: 2010, draft: false } }
+]
+
+/** The read scope of a `tenant-a` principal (its id and the public entry). */
+export const scopeA: ReadScope = ReadScope.entries(["tenant-a", "*"])
 
 /** Runs the contract against a backend. `layer` must give a fresh, empty store each call. */
 export const contract = (name: string, layer: () => Layer.Layer<VectorStore, unknown>) =>
@@ -188,5 +206,94 @@ export const contract = (name: string, layer: () => Layer.Layer<VectorStore, unk
           expect(yield* store.list()).toContain("textonly")
           yield* store.drop("textonly")
           expect(yield* store.list()).not.toContain("textonly")
+        })))
+    it.scoped("access lists: a restricted scope applies inside every read, before ranking and the limit", () =>
+      withStore((store) =>
+        Effect.gen(function*() {
+          const c = yield* store.collection({ ...spec, name: "tenants" })
+          expect(c.enforcesAccess).toBe(true)
+          yield* c.upsert(tenantCorpus)
+          const readableByA = new Set(["ta1", "ta2", "pub"])
+          const onlyA = (hits: ReadonlyArray<{ readonly id: string }>) => hits.every((h) => readableByA.has(h.id))
+          // unrestricted (no scope, or All) sees every chunk; B's chunk is the best match
+          expect(readableByA.has((yield* c.searchText("beta sodium reactor cooling loop", { limit: 1 }))[0]!.id)).toBe(false)
+          expect(readableByA.has((yield* c.searchVector(axis(1), { limit: 1 }))[0]!.id)).toBe(false)
+          expect(yield* c.count()).toBe(6)
+          expect(yield* c.count(undefined, { scope: ReadScope.all })).toBe(6)
+          // full text, limit 1: the best readable chunk, not an empty page and not B's
+          const text = yield* c.searchText("beta sodium reactor cooling loop", { limit: 1, scope: scopeA })
+          expect(text.length).toBe(1)
+          expect(onlyA(text)).toBe(true)
+          const textAll = yield* c.searchText("sodium beta cooling loop plant", { limit: 10, scope: scopeA, titleBoost: 0.5 })
+          expect(textAll.length).toBeGreaterThan(0)
+          expect(onlyA(textAll)).toBe(true)
+          // weighted terms (what query expansion sends)
+          const weighted = yield* c.searchText({ terms: [{ text: "sodium", weight: 5 }, { text: "loop", weight: 0.1 }] }, { limit: 3, scope: scopeA })
+          expect(onlyA(weighted)).toBe(true)
+          // vector: B's axis, limit 1
+          const vec = yield* c.searchVector(axis(1), { limit: 1, scope: scopeA })
+          expect(vec.length).toBe(1)
+          expect(onlyA(vec)).toBe(true)
+          // hybrid, both fusions, few candidates
+          for (const fusion of [undefined, { _tag: "Rrf" } as const]) {
+            const h = yield* c.searchHybrid({ text: "beta sodium reactor", vector: axis(1) }, { limit: 2, candidates: 2, scope: scopeA, fusion })
+            expect(h.length).toBeGreaterThan(0)
+            expect(onlyA(h)).toBe(true)
+          }
+          // filters cannot widen the scope: Or, Not, documentId, an undeclared `access` field
+          expect(yield* c.count(Filter.eq("documentId", "TB"), { scope: scopeA })).toBe(0)
+          expect(yield* c.count(Filter.or(Filter.eq("documentId", "TB"), Filter.eq("lang", "en")), { scope: scopeA })).toBe(3)
+          expect(yield* c.count(Filter.not(Filter.eq("documentId", "TA")), { scope: scopeA })).toBe(1)
+          expect(yield* c.count(Filter.or(Filter.eq("draft", true), Filter.not(Filter.eq("draft", true))), { scope: scopeA })).toBe(3)
+          const orHits = yield* c.searchText("sodium", { limit: 10, scope: scopeA, filter: Filter.or(Filter.eq("documentId", "TB"), Filter.eq("documentId", "N")) })
+          expect(orHits).toEqual([])
+          const accessField = yield* Effect.exit(c.count(Filter.eq("access", "tenant-b"), { scope: scopeA }))
+          expect(Exit.isFailure(accessField) && JSON.stringify(accessField.cause)).toContain("InvalidInput")
+          // counts, documents
+          expect(yield* c.count(undefined, { scope: scopeA })).toBe(3)
+          expect(yield* c.listDocuments({ scope: scopeA })).toEqual([{ documentId: "P", chunks: 1 }, { documentId: "TA", chunks: 2 }])
+          expect((yield* c.listDocuments()).map((d) => d.documentId)).toEqual(["N", "P", "TA", "TB"])
+          // a group entry; an empty scope reads nothing; a chunk without a list is never readable restricted
+          expect((yield* c.listDocuments({ scope: ReadScope.entries(["auditors"]) }))).toEqual([{ documentId: "TA", chunks: 1 }])
+          expect(yield* c.count(undefined, { scope: ReadScope.entries([]) })).toBe(0)
+          expect(yield* c.searchText("legacy notes", { limit: 5, scope: ReadScope.entries(["tenant-b", "*"]) })).not.toContainEqual(expect.objectContaining({ id: "old" }))
+          // the analysed terms of a chunk outside the scope are not handed out
+          if (c.termCounts !== undefined) {
+            yield* c.searchText("sodium", { limit: 10 })
+            const terms = yield* c.termCounts(["tb1", "old"], { scope: scopeA })
+            expect(terms).toEqual([undefined, undefined])
+          }
+          // hits carry no access list
+          for (const h of yield* c.searchText("alpha plant", { limit: 3, scope: scopeA })) expect(Object.keys(h)).not.toContain("access")
+        })))
+
+    it.scoped("access lists: changing a chunk's list is an update; invalid entries are refused", () =>
+      withStore((store) =>
+        Effect.gen(function*() {
+          const c = yield* store.collection({ ...spec, name: "tenants" })
+          yield* c.upsert(tenantCorpus)
+          expect(yield* c.upsert(tenantCorpus)).toEqual({ inserted: 0, updated: 0 })
+          const tb1 = tenantCorpus.find((x) => x.id === "tb1")!
+          expect(yield* c.upsert([{ ...tb1, access: ["tenant-a"] }])).toEqual({ inserted: 0, updated: 1 })
+          expect((yield* c.searchVector(axis(1), { limit: 1, scope: scopeA }))[0]?.id).toBe("tb1")
+          expect(yield* c.count(Filter.eq("documentId", "TB"), { scope: ReadScope.entries(["tenant-b"]) })).toBe(1)
+          // dropping the list: readable unrestricted only
+          const { access: _a, ...noList } = tb1
+          expect(yield* c.upsert([noList])).toEqual({ inserted: 0, updated: 1 })
+          expect(yield* c.count(Filter.eq("documentId", "TB"), { scope: scopeA })).toBe(0)
+          expect(yield* c.count(Filter.eq("documentId", "TB"))).toBe(2)
+          for (const bad of ["", "a\u0000b", "line\nbreak", "x".repeat(257)]) {
+            const up = yield* Effect.exit(c.upsert([{ ...tb1, access: [bad] }]))
+            expect(Exit.isFailure(up) && JSON.stringify(up.cause)).toContain("InvalidInput")
+            const read = yield* Effect.exit(c.count(undefined, { scope: ReadScope.entries([bad]) }))
+            expect(Exit.isFailure(read) && JSON.stringify(read.cause)).toContain("InvalidInput")
+          }
+          // entries with quotes and SQL are data
+          yield* c.upsert([{ ...tb1, id: "q", access: ["o'brien", "x') OR 1=1 --"] }])
+          expect(yield* c.count(undefined, { scope: ReadScope.entries(["o'brien"]) })).toBe(1)
+          expect(yield* c.count(undefined, { scope: ReadScope.entries(["x') OR 1=1 --"]) })).toBe(1)
+          expect(yield* c.count(undefined, { scope: ReadScope.entries(["' OR '1'='1"]) })).toBe(0)
+          expect(yield* c.count(undefined, { scope: ReadScope.entries(["%"]) })).toBe(0)
+          expect(yield* c.count(undefined, { scope: ReadScope.entries(["o_brien"]) })).toBe(0)
         })))
   })

@@ -76,7 +76,7 @@ describe("effect-rag extract", () => {
   it.effect("human output, and a bad --option is refused", () =>
     Effect.gen(function*() {
       const { out } = yield* runCli(["extract", join(docsDir, "csv/country-codes.csv")])
-      expect(out[0]).toContain("(text)")
+      expect(out[0]).toContain("(csv)") // the file's own format (the result's `format`), not the spec's `type` "text"
       const bad = yield* runCli(["extract", join(docsDir, "csv/country-codes.csv"), "--option", "enable_magic=true"])
       expect(bad.err.join("\n")).toContain("unknown option enable_magic")
       expect(process.exitCode).toBe(2)

@@ -7,6 +7,7 @@ import { afterAll, beforeAll } from "vitest"
 import * as Chat from "../../src/api/Chat.js"
 import * as Search from "../../src/api/Search.js"
 import * as Answer from "../../src/pipeline/Answer.js"
+import * as Principal from "../../src/pipeline/Principal.js"
 import { citationOf, parseCitations } from "../../src/pipeline/internal/answer-citations.js"
 import * as LanceDbStore from "../../src/store/LanceDbStore.js"
 import { Filter, VectorStore } from "../../src/store/VectorStore.js"
@@ -32,7 +33,7 @@ describe("Answer.query (offline)", () => {
       expect(top).toMatchObject({ source: "guides/lighthouse.md", page: 1, chunk: 0, title: "Lighthouse optics" })
       expect(top.score).toBeGreaterThan(0)
       expect(r.hits.every((h, i) => i === 0 || r.hits[i - 1]!.score >= h.score)).toBe(true)
-    }).pipe(Effect.provide(store())))
+    }).pipe(Effect.provide(Layer.merge(store(), Principal.layerUnrestricted))))
 
   it.scopedLive("applies metadata filters, parsed from key=value with typed values", () =>
     Effect.gen(function*() {
@@ -57,13 +58,13 @@ describe("Answer.query (offline)", () => {
       expect(unknown.message).toContain("declared: chunk, documentId, page, source, title")
       const notNumber = yield* Effect.flip(Answer.parseFilters(["page=two"], c.spec))
       expect(notNumber.message).toContain("page is a number field")
-    }).pipe(Effect.provide(store())))
+    }).pipe(Effect.provide(Layer.merge(store(), Principal.layerUnrestricted))))
 
   it.scopedLive("vector or hybrid without an embedder is a configuration error, not a silent fallback", () =>
     Effect.gen(function*() {
       const e = yield* Effect.flip(Answer.query("docs", "lens", { mode: "hybrid" }))
       expect(e._tag).toBe("ConfigurationError")
-    }).pipe(Effect.provide(store())))
+    }).pipe(Effect.provide(Layer.merge(store(), Principal.layerUnrestricted))))
 })
 
 describe("Answer.ask (loopback chat server: SSE, tool call, citations)", () => {
@@ -72,7 +73,7 @@ describe("Answer.ask (loopback chat server: SSE, tool call, citations)", () => {
       const server = yield* startServer(chatHandler)
       const events = yield* Stream.runCollect(
         Answer.askStream("docs", "Who invented the Fresnel lens?", { limit: 2 })
-      ).pipe(Effect.provide(Layer.merge(store(), chatAt(server.url))))
+      ).pipe(Effect.provide(Layer.mergeAll(store(), chatAt(server.url), Principal.layerUnrestricted)))
       const list = Chunk.toReadonlyArray(events)
 
       // the event order: initial sources, the tool call and its sources, deltas, the answer
@@ -125,7 +126,7 @@ describe("Answer.ask (loopback chat server: SSE, tool call, citations)", () => {
         chatHandler({ ...req, json: { ...(req.json as object), messages: [...(req.json as { messages: Array<unknown> }).messages, { role: "tool", content: "" }] } }, res)
       )
       const answer = yield* Answer.ask("docs", "Who invented the Fresnel lens?", { tools: false, model: "other-model" }).pipe(
-        Effect.provide(Layer.merge(store(), chatAt(server.url)))
+        Effect.provide(Layer.mergeAll(store(), chatAt(server.url), Principal.layerUnrestricted))
       )
       const body = server.received[0]!.json as Chat.ChatRequest
       expect(body.tools).toBeUndefined()
@@ -139,7 +140,7 @@ describe("Answer.ask (loopback chat server: SSE, tool call, citations)", () => {
     Effect.gen(function*() {
       const server = yield* startServer(chatHandler)
       const answer = yield* Answer.ask("docs", "Who invented the Fresnel lens?", { maxToolRounds: 0 }).pipe(
-        Effect.provide(Layer.merge(store(), chatAt(server.url)))
+        Effect.provide(Layer.mergeAll(store(), chatAt(server.url), Principal.layerUnrestricted))
       )
       // maxToolRounds 0: no tool offered, and a tool call from the server is not followed
       expect((server.received[0]!.json as Chat.ChatRequest).tools).toBeUndefined()
@@ -150,7 +151,7 @@ describe("Answer.ask (loopback chat server: SSE, tool call, citations)", () => {
   it.scopedLive("no chat model: a typed error that says how to configure one, before any request", () =>
     Effect.gen(function*() {
       const server = yield* startServer(chatHandler)
-      const error = yield* Effect.flip(Answer.ask("docs", "Who?").pipe(Effect.provide(Layer.merge(store(), chatAt(server.url, null)))))
+      const error = yield* Effect.flip(Answer.ask("docs", "Who?").pipe(Effect.provide(Layer.mergeAll(store(), chatAt(server.url, null), Principal.layerUnrestricted))))
       expect(error).toBeInstanceOf(Answer.ChatNotConfigured)
       expect(error._tag).toBe("ChatNotConfigured")
       if (error._tag !== "ChatNotConfigured") return
@@ -163,7 +164,7 @@ describe("Answer.ask (loopback chat server: SSE, tool call, citations)", () => {
     Effect.gen(function*() {
       const server = yield* startServer(chatHandler)
       const error = yield* Effect.flip(
-        Answer.ask("docs", "Who?").pipe(Effect.provide(Layer.merge(store(), chatAt(server.url, "chat-1", ""))))
+        Answer.ask("docs", "Who?").pipe(Effect.provide(Layer.mergeAll(store(), chatAt(server.url, "chat-1", ""), Principal.layerUnrestricted)))
       )
       expect(error._tag).toBe("ChatNotConfigured")
       if (error._tag !== "ChatNotConfigured") return
@@ -179,7 +180,7 @@ describe("Answer.ask (loopback chat server: SSE, tool call, citations)", () => {
         res.end(`data: ${JSON.stringify({ error: { message: "overloaded", type: "server_error" } })}\n\n`)
       })
       const error = yield* Effect.flip(
-        Answer.ask("docs", "Who?", { tools: false }).pipe(Effect.provide(Layer.merge(store(), chatAt(server.url))))
+        Answer.ask("docs", "Who?", { tools: false }).pipe(Effect.provide(Layer.mergeAll(store(), chatAt(server.url), Principal.layerUnrestricted)))
       )
       expect(error._tag).toBe("StreamError")
     }))
@@ -190,7 +191,7 @@ describe("Answer.askWithSearch (AI search path)", () => {
     Effect.gen(function*() {
       const server = yield* startServer(() => ({ json: searchReply }))
       const answer = yield* Answer.askWithSearch("When was the first Fresnel lens used?", { focusMode: "academicSearch" }).pipe(
-        Effect.provide(Search.layer.pipe(Layer.provide(clientLayer(server.url))))
+        Effect.provide(Layer.merge(Search.layer.pipe(Layer.provide(clientLayer(server.url))), Principal.layerUnrestricted))
       )
       const body = server.received[0]!.json as Search.SearchRequest
       expect(body.params).toMatchObject({

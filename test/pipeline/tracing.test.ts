@@ -15,6 +15,7 @@ import * as Chat from "../../src/api/Chat.js"
 import * as Embeddings from "../../src/api/Embeddings.js"
 import * as LocalFiles from "../../src/engines/LocalFiles.js"
 import * as Answer from "../../src/pipeline/Answer.js"
+import * as Principal from "../../src/pipeline/Principal.js"
 import * as Ingest from "../../src/pipeline/Ingest.js"
 import * as LanceDbStore from "../../src/store/LanceDbStore.js"
 import { clientLayer, startServer, testKey } from "../support/server.js"
@@ -88,7 +89,8 @@ describe("tracing (OpenTelemetry in-memory exporter)", () => {
       const services = Layer.mergeAll(
         LocalFiles.layer({ isolation: "inline" }),
         LanceDbStore.layer({ uri: db }),
-        Chat.layer({ model: "chat-1" }).pipe(Layer.provide(clientLayer(chatServer.url)))
+        Chat.layer({ model: "chat-1" }).pipe(Layer.provide(clientLayer(chatServer.url))),
+        Principal.layerUnrestricted
       )
       yield* Effect.gen(function*() {
         const summary = yield* Ingest.run(

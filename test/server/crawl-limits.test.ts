@@ -230,7 +230,15 @@ describe("server: caps on crawl work, each refusal naming its serve flag", () =>
           yield* call(`${url}/v2/batch/scrape`, "POST", { urls: [long] }),
           yield* call(`${url}/v1/web`, "POST", { operation: "scrape", url: long })
         ]
+        // a path of 10,000 characters (about what Node's header limit lets through) in a 404 and a 405
+        const path = `/v2/${"p".repeat(10_000)}`
+        answers.push(yield* call(`${url}${path}`, "GET"), yield* call(`${url}/v2/crawl`, "PUT"))
         const most = "echoChars" in limits ? 2_000 : 6_000
+        const notFound = answers[5]!
+        expect(notFound.status).toBe(404)
+        expect(notFound.text.length).toBeLessThan(most)
+        expect(notFound.text).toContain("10004 characters")
+        answers.splice(5, 2)
         for (const answer of answers) {
           expect(answer.status).toBe(400)
           expect(answer.text.length).toBeLessThan(most)
@@ -238,6 +246,50 @@ describe("server: caps on crawl work, each refusal naming its serve flag", () =>
           expect(answer.text).toContain("echoChars, effect-rag serve --max-echo-chars")
         }
       }
+    }))
+})
+
+describe("server: the cap on a map's limit, and input quoted by an upload error", () => {
+  it.scopedLive("a map over mapLimit is a 400 naming --max-map-limit, on v1, v2 and single routing", () =>
+    Effect.gen(function*() {
+      const s = yield* site(3, { minBytes: 1_000, maxBytes: 2_000 })
+      const url = yield* serve({}, { limits: { mapLimit: 40 } })
+      for (const path of ["/v1/map", "/v2/map"]) {
+        const huge = yield* call(`${url}${path}`, "POST", { url: s.start, limit: 99_999_999_999 })
+        expect(huge.status).toBe(400)
+        expect(huge.json).toMatchObject({ success: false, code: "limit_exceeded" })
+        expect(huge.json.error).toContain("mapLimit, effect-rag serve --max-map-limit")
+        const fine = yield* call(`${url}${path}`, "POST", { url: s.start, limit: 40 })
+        expect(fine.status).toBe(200)
+        expect(fine.json.links.length).toBeGreaterThan(0)
+      }
+      const single = yield* call(`${url}/v1/web`, "POST", { operation: "map", url: s.start, limit: 41 })
+      expect(single.status).toBe(400)
+      expect(single.json.error.message).toContain("--max-map-limit")
+    }))
+
+  it.scopedLive("an upload whose file name is 10,000 characters: the error quotes at most echoChars of it", () =>
+    Effect.gen(function*() {
+      const echoing = Layer.succeed(
+        Upload.Upload,
+        Upload.Upload.of({
+          extract: (file) =>
+            Effect.fail(new RagError.ExtractionError({ file: file.name, reason: "unsupported", message: `cannot read ${file.name}` })),
+          extractChunks: () => Effect.fail(new RagError.BadRequest({ endpoint: "extractChunks", message: "not used" })),
+          files: () => Effect.fail(new RagError.BadRequest({ endpoint: "files", message: "not used" }))
+        })
+      )
+      const url = yield* serveOurs(echoing, { limits: { echoChars: 100 } })
+      const name = `${"n".repeat(10_000)}.xyz`
+      const answer = yield* Effect.promise(async () => {
+        const form = new FormData()
+        form.append("file", new Blob(["hello"]), name)
+        const res = await fetch(`${url}/upload`, { method: "POST", body: form })
+        return { status: res.status, text: await res.text() }
+      })
+      expect(answer.status).toBe(400)
+      expect(answer.text.length).toBeLessThan(1_500)
+      expect(answer.text).toContain("10004 characters")
     }))
 })
 

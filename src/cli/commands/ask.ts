@@ -21,7 +21,7 @@ import * as Stream from "effect/Stream"
 import type * as Answer from "../../pipeline/Answer.js"
 import type * as Search from "../../api/Search.js"
 import * as Shared from "../options.js"
-import { exitOnUsage, location, nonBlank, resolveRetrieval, retrievalOptions, withFilter } from "../retrieval.js"
+import { exitOnUsage, location, nonBlank, resolvePrincipal, resolveRetrieval, retrievalOptions, withFilter } from "../retrieval.js"
 import * as Wiring from "../../Wiring.js"
 
 /** The sources list printed after an answer: the cited ones, or all when none is cited. */
@@ -74,16 +74,18 @@ export const command = Command.make(
       const tty = process.stdout.isTTY === true && !args.json
       let answer: Answer.Answer
       if (args.search) {
+        const principal = yield* resolvePrincipal(args)
         answer = yield* Answer.askWithSearch(question, Option.match(model, {
           onNone: () => ({}),
           onSome: (m) => ({ chatModel: modelChoice(m) })
-        })).pipe(Effect.provide(apiLayer(undefined)))
+        })).pipe(Effect.provide(Layer.merge(apiLayer(undefined), principal)))
         if (!args.json) yield* Console.log(answer.text)
       } else {
         if (Option.isNone(model)) {
           return yield* new Answer.ChatNotConfigured({ reason: "model", message: `ask needs a chat model: ${Answer.configureHint}.` })
         }
         const resolved = yield* resolveRetrieval(args)
+        const principal = yield* resolvePrincipal(args)
         let streamed = false
         const final = yield* Effect.gen(function*() {
           const { collection, options } = yield* withFilter(resolved.collection, resolved.options, args.filter)
@@ -98,7 +100,7 @@ export const command = Command.make(
             if (e._tag === "ToolCall") return Console.error(`(searching the collection: ${e.query})`).pipe(Effect.as(last))
             return Effect.succeed(last)
           })
-        }).pipe(Effect.provide(Layer.merge(resolved.store, apiLayer(model.value))))
+        }).pipe(Effect.provide(Layer.mergeAll(resolved.store, apiLayer(model.value), principal)))
         if (final === undefined) return yield* Effect.dieMessage("ask: the answer stream ended without an answer")
         answer = final
         if (!args.json) yield* Console.log(streamed ? "" : answer.text)

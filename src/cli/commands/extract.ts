@@ -100,7 +100,7 @@ export const run = (args: ExtractArgs): Effect.Effect<void, never, Upload.Upload
       for (const w of result.r.warnings ?? []) yield* Console.error(`! ${path}: ${w}`)
       if (result.kind === "standard") {
         const r = result.r
-        yield* Console.log(`== ${path} (${r.type}) ==`)
+        yield* Console.log(`== ${path} (${r.format ?? r.type}) ==`)
         if (r.pages) {
           for (const p of r.pages) yield* Console.log(`--- page ${p.page}${p.name ? ` (${p.name})` : ""} ---\n${p.content}`)
         } else yield* Console.log(r.content)
@@ -108,7 +108,7 @@ export const run = (args: ExtractArgs): Effect.Effect<void, never, Upload.Upload
         const r = result.r
         const m = r.data.data.metadata
         yield* Console.log(
-          `== ${path} (${r.type}): ${r.usage.total_chunks} chunks, ${r.usage.total_tokens} tokens, ${r.usage.total_pages} pages, language ${m.language || "?"} ==`
+          `== ${path} (${r.format ?? r.type}): ${r.usage.total_chunks} chunks, ${r.usage.total_tokens} tokens, ${r.usage.total_pages} pages, language ${m.language || "?"} ==`
         )
         if (m.title) yield* Console.log(`title: ${m.title}`)
         for (const [i, c] of r.data.data.chunks.entries()) {

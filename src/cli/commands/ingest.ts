@@ -21,6 +21,10 @@
  *   links to them) are skipped unopened and listed (`ignored`), not failures.
  * - Names and messages are printed with control characters escaped (`Shared.printable`);
  *   `--json` escapes DEL, C1 and bidi controls too (`Shared.jsonText`).
+ * - `--access ENTRY` (repeatable) gives every document of the run that access list (principal
+ *   ids, group names, `*` for public; see `query --as`); without it documents have none and only
+ *   the local operator (or an unrestricted server key) reads them. A rerun with another list
+ *   rewrites the documents with the new list. Not available with `--queue`.
  * - Every path is checked before the run: local sources must exist, `--db` must be a folder
  *   that exists or can be created (or an object-store URI).
  *
@@ -37,6 +41,7 @@ import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import { statSync } from "node:fs"
 import type * as Ingest from "../../pipeline/Ingest.js"
+import { checkAccess } from "../../store/VectorStore.js"
 import * as Wiring from "../../Wiring.js"
 import * as Shared from "../options.js"
 
@@ -53,6 +58,8 @@ export interface IngestArgs {
   readonly include: ReadonlyArray<string>
   readonly exclude: ReadonlyArray<string>
   readonly prune: boolean
+  /** The access list of every document of the run (`--access`, repeatable); empty: none. */
+  readonly access?: ReadonlyArray<string> | undefined
   readonly embedder: Option.Option<string>
   readonly concurrency: number
   readonly password: Option.Option<Redacted.Redacted<string>>
@@ -253,6 +260,8 @@ export const runIngest = (args: IngestArgs): Effect.Effect<Option.Option<Ingest.
     if (args.attempts !== undefined && Option.isSome(args.attempts)) return yield* usage("--attempts needs --queue")
     if (args.sources.length === 0 && args.site.length === 0) return yield* usage("give at least one PATH, URL or --site URL")
     if (!Number.isInteger(args.concurrency) || args.concurrency < 1) return yield* usage("--concurrency must be a positive integer")
+    const accessProblem = checkAccess(args.access)
+    if (accessProblem !== undefined) return yield* usage(`--access: ${Shared.printable(accessProblem)}`)
     const missing = args.sources.filter(missingSource)
     if (missing.length > 0) return yield* usage(`no such file or folder: ${Shared.printable(missing.join(", "))}`)
     const db = yield* Wiring.dbUri(args.db)
@@ -293,6 +302,7 @@ export const runIngest = (args: IngestArgs): Effect.Effect<Option.Option<Ingest.
       embedder: resolved.embedder,
       fingerprint: `upload:${upload}|embedder:${resolved.embedder?.id ?? "none"}`,
       concurrency: { extract: args.concurrency },
+      ...((args.access ?? []).length > 0 ? { access: args.access } : {}),
       ...(Option.isSome(args.password) ? { upload: { ...Ingest.defaultUploadOptions, password: args.password.value } } : {}),
       onProgress: reporter.onProgress
     }).pipe(
@@ -371,6 +381,7 @@ const runQueued = (args: IngestArgs, url: Redacted.Redacted<string>): Effect.Eff
     }
     if (args.sources.length === 0 && args.site.length === 0) return yield* usage("give at least one PATH, URL or --site URL")
     if (args.prune) return yield* usage("--prune is not a queue operation: run ingest without --queue to prune")
+    if ((args.access ?? []).length > 0) return yield* usage("--access is not a queue operation: run ingest without --queue to set access lists")
     if (Option.isSome(args.embedder)) return yield* usage("--embedder is a setting of `effect-rag worker` when ingesting through --queue")
     const missing = args.sources.filter(missingSource)
     if (missing.length > 0) return yield* usage(`no such file or folder: ${missing.join(", ")}`)
@@ -447,6 +458,11 @@ export const command = Command.make(
       Options.withDescription("leave out folder files and folders matching this glob; repeatable")
     ),
     prune: Options.boolean("prune").pipe(Options.withDescription("delete stored documents whose source is gone (under the given folders / sites)")),
+    access: Options.text("access").pipe(
+      Options.withPseudoName("ENTRY"),
+      Options.repeated,
+      Options.withDescription("who may read the documents: a principal id, a group or * (public); repeatable (default: the local operator only)")
+    ),
     embedder: Shared.embedder("none stores full text only"),
     concurrency: Options.integer("concurrency").pipe(
       Options.withPseudoName("N"),

@@ -10,14 +10,19 @@
  * apply to the collection's declared metadata fields (an ingest declares `source`, `page`,
  * `type`, `source_hash`), e.g. `--filter page=3 --filter source=docs/guide.pdf`.
  *
+ * `--as ID [--group NAME]...` runs the query for that principal: only chunks whose access list
+ * holds the id, one of the groups or `*` are read. Without `--as` the local operator reads
+ * every chunk.
+ *
  * @since 0.1.0
  */
 import { Args, Command } from "@effect/cli"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import type * as Answer from "../../pipeline/Answer.js"
 import * as Shared from "../options.js"
-import { exitOnUsage, location, nonBlank, resolveRetrieval, retrievalOptions, withFilter } from "../retrieval.js"
+import { exitOnUsage, location, nonBlank, resolvePrincipal, resolveRetrieval, retrievalOptions, withFilter } from "../retrieval.js"
 
 // the modules a query runs, loaded on first use (see Shared.load)
 const answerModule = Shared.load(() => import("../../pipeline/Answer.js"))
@@ -56,11 +61,12 @@ export const command = Command.make(
     Effect.gen(function*() {
       const text = yield* nonBlank("the query", args.text)
       const resolved = yield* resolveRetrieval(args)
+      const principal = yield* resolvePrincipal(args)
       const Answer = yield* answerModule
       const result = yield* Effect.gen(function*() {
         const { collection, options } = yield* withFilter(resolved.collection, resolved.options, args.filter)
         return yield* Answer.query(collection, text, options)
-      }).pipe(Effect.provide(resolved.store))
+      }).pipe(Effect.provide(Layer.merge(resolved.store, principal)))
       yield* Console.log(args.json ? JSON.stringify(resultJson(resolved.db, result), null, 2) : formatResult(result, Answer.snippet))
     }).pipe(Shared.withConfigFile(args.config), exitOnUsage)
 ).pipe(Command.withDescription("Search a collection (offline full text; hybrid with an embedder) and print cited results."))

@@ -7,7 +7,7 @@
  * It serves the local document engine (or the remote one with `EFFECT_RAG_UPLOAD=remote`), the
  * local web engine, the chosen embedder and reranker, and a model list of what it serves. With
  * `EFFECT_RAG_SERVER_KEY` set, every request needs `Authorization: Bearer <that key>`; without
- * it the server is open, so it binds to 127.0.0.1 unless `--host` says otherwise. An embedder or
+ * it (and without a keys file) the server is open, so it binds to 127.0.0.1 unless `--host` says otherwise. An embedder or
  * reranker that was asked for and cannot load stops the start with its reason; endpoints with
  * nothing behind them answer 501.
  *
@@ -15,6 +15,13 @@
  * completions, image, video and music generation, AI search) to the deployment of
  * `EFFECT_RAG_BASE_URL`, with `EFFECT_RAG_API_KEY` (the remote `Chat`, `Images`, `Video`,
  * `Music` and `Search` layers). Without it they answer 501.
+ *
+ * With `--db DIR|URI` it also serves that database's collections (`GET /v1/collections`,
+ * `GET /v1/collections/{name}/documents`, `POST /v1/collections/{name}/query`, and
+ * `POST /v1/collections/{name}/ask` with `--gateway`), retrieving with `--embedder` (when it made
+ * a collection's vectors) and `--reranker`. `--keys FILE` (or `EFFECT_RAG_SERVER_KEYS`) maps API
+ * keys to principals and to the collections each may read or write (`docs/server.md`); with it
+ * every request needs a key, and a key reads only its collections, as its principal.
  *
  * @since 0.1.0
  */
@@ -47,7 +54,8 @@ const modules = Shared.load(() =>
     import("../../Layers.js"),
     import("../../RagConfig.js"),
     import("../../server/Server.js"),
-    import("../../server/routes/models.js")
+    import("../../server/routes/models.js"),
+    import("node:fs/promises")
   ])
 )
 
@@ -83,6 +91,7 @@ const limitSpecs = {
   uploadBytesInFlight: ["upload-memory-bytes", "upload bytes held in memory at once, across uploads (default 256 MiB); more: 503"],
   crawlLimit: ["max-crawl-limit", "largest limit (pages) of one crawl (default 10000); more: 400"],
   batchUrls: ["max-batch-urls", "URLs of one batch scrape (default 1000); more: 400"],
+  mapLimit: ["max-map-limit", "largest limit (links) of one map (default 30000); more: 400"],
   crawlJobs: ["max-crawl-jobs", "crawl and batch scrape jobs running at once (default 4); more: 429"],
   echoChars: ["max-echo-chars", "characters of a URL or other input an error message quotes (default 1024)"],
   crawlPageBytes: ["crawl-page-bytes", "bytes of pages (JSON) in one crawl status response, more behind next; a larger page is a failed page (default 10 MiB)"],
@@ -134,12 +143,24 @@ const isSelf = (baseUrl: string, host: string, port: number): boolean => {
   }
 }
 
+const db = Options.text("db").pipe(
+  Options.withPseudoName("DIR|URI"),
+  Options.optional,
+  Options.withDescription("serve the collections of this LanceDB database (query; ask with --gateway); default: no collection routes")
+)
+
+const keys = Options.text("keys").pipe(
+  Options.withPseudoName("FILE"),
+  Options.optional,
+  Options.withDescription("a JSON keys file mapping API keys to principals and collections (default: $EFFECT_RAG_SERVER_KEYS); every request then needs a key")
+)
+
 const refuse = (message: string) => new RagError.ConfigurationError({ endpoint: "serve", message })
 
 /** The `serve` command. */
-export const command = Command.make("serve", { host, port, embedder, reranker, allowPrivate, gateway, config: Shared.config, ...limitFlags }, (o) =>
+export const command = Command.make("serve", { host, port, embedder, reranker, allowPrivate, gateway, db, keys, config: Shared.config, ...limitFlags }, (o) =>
   Effect.gen(function*() {
-    const [Chat, Embeddings, Images, ApiHttp, Models, Music, Rerank, Search, Video, Layers, RagConfig, Server, ModelRoutes] = yield* modules
+    const [Chat, Embeddings, Images, ApiHttp, Models, Music, Rerank, Search, Video, Layers, RagConfig, Server, ModelRoutes, fs] = yield* modules
     const given = (value: Option.Option<number>) => Option.getOrUndefined(value)
     const limits: Partial<ServerModule.Limits> = {
       jsonBodyBytes: given(o.jsonBodyBytes),
@@ -153,6 +174,7 @@ export const command = Command.make("serve", { host, port, embedder, reranker, a
       uploadBytesInFlight: given(o.uploadBytesInFlight),
       crawlLimit: given(o.crawlLimit),
       batchUrls: given(o.batchUrls),
+      mapLimit: given(o.mapLimit),
       crawlJobs: given(o.crawlJobs),
       echoChars: given(o.echoChars)
     }
@@ -169,6 +191,15 @@ export const command = Command.make("serve", { host, port, embedder, reranker, a
       recycleMb: given(o.extractRecycleMb)
     })
     const apiKey = yield* Config.option(Config.redacted("EFFECT_RAG_SERVER_KEY"))
+    const keysPath = Option.isSome(o.keys) ? o.keys : yield* Wiring.setting("EFFECT_RAG_SERVER_KEYS")
+    const keyGrants = Option.isNone(keysPath) ? [] : yield* Effect.tryPromise({
+      try: () => fs.readFile(keysPath.value, "utf8"),
+      catch: (e) => refuse(`--keys ${keysPath.value}: cannot read it (${(e as NodeJS.ErrnoException).code ?? "error"})`)
+    }).pipe(
+      Effect.flatMap((text) => Effect.mapError(Server.parseKeys(text), (m) => refuse(`--keys ${keysPath.value}: ${m}`)))
+    )
+    const dbUri = Option.isSome(o.db) ? Option.some(yield* Wiring.dbUri(o.db)) : Option.none<string>()
+    if (Option.isSome(keysPath) && keyGrants.length === 0) return yield* refuse(`--keys ${keysPath.value}: the file lists no key`)
     const embedderSpec = yield* Wiring.embedderSpec(o.embedder)
     const e = yield* Shared.asUsage("serve")(Wiring.resolveEmbedder(embedderSpec))
     if (embedderSpec !== "none" && e.embedder === undefined) return yield* refuse(e.reason ?? embedderSpec)
@@ -212,7 +243,8 @@ export const command = Command.make("serve", { host, port, embedder, reranker, a
       Wiring.localWebLayer({ allowPrivate: o.allowPrivate, pageBytes: given(o.crawlPageBytes) }).pipe(Layer.provideMerge(documentEngine)),
       Option.isSome(upstream) ? Layer.empty : Models.layerList(models),
       e.embedder ? Layer.succeed(Embeddings.Embeddings, e.embedder.service) : Layer.empty,
-      r.reranker ? Layer.succeed(Rerank.Rerank, r.reranker.service) : Layer.empty
+      r.reranker ? Layer.succeed(Rerank.Rerank, r.reranker.service) : Layer.empty,
+      Option.isSome(dbUri) ? Wiring.storeLayer(dbUri.value) : Layer.empty
     )
     const served = [
       "POST /upload",
@@ -221,14 +253,21 @@ export const command = Command.make("serve", { host, port, embedder, reranker, a
       "POST /v2/scrape, POST /v2/crawl, GET|DELETE /v2/crawl/{id}, POST /v2/map, POST /v2/batch/scrape, GET|DELETE /v2/batch/scrape/{id}",
       "GET /v1/models",
       ...(e.embedder ? [`POST /v1/embeddings (${e.embedder.id})`] : []),
-      ...(r.reranker ? [`POST /v1/rerank (${r.reranker.id})`] : [])
+      ...(r.reranker ? [`POST /v1/rerank (${r.reranker.id})`] : []),
+      ...(Option.isSome(o.db)
+        ? [`GET /v1/collections, GET /v1/collections/{name}/documents, POST /v1/collections/{name}/query${Option.isSome(upstream) ? ", POST /v1/collections/{name}/ask" : ""} (database ${dbUri.pipe(Option.getOrElse(() => ""))})`]
+        : [])
     ]
     const gatewayLine = Option.match(upstream, {
       onNone: () => "; chat, image, video and music generation answer 501 (no --gateway)",
       onSome: (settings) => `; proxying to ${printable(settings.baseUrl)}: ${proxied.join("; ")}`
     })
     yield* Console.error(
-      `effect-rag serve: ${Option.isSome(apiKey) ? "key required (EFFECT_RAG_SERVER_KEY)" : "open (no EFFECT_RAG_SERVER_KEY)"}; serving ${served.join("; ")}${gatewayLine}`
+      `effect-rag serve: ${
+        keyGrants.length > 0
+          ? `key required (${keyGrants.length} key(s) from ${keysPath.pipe(Option.getOrElse(() => ""))}${Option.isSome(apiKey) ? " and EFFECT_RAG_SERVER_KEY" : ""})`
+          : Option.isSome(apiKey) ? "key required (EFFECT_RAG_SERVER_KEY)" : "open (no EFFECT_RAG_SERVER_KEY)"
+      }; serving ${served.join("; ")}${gatewayLine}`
     )
     // The server serves what is in its context. The CLI's context also holds the remote
     // services (for the other commands), so the server starts from an empty one: it serves
@@ -239,6 +278,8 @@ export const command = Command.make("serve", { host, port, embedder, reranker, a
         host: o.host,
         port: o.port,
         apiKey: Option.getOrUndefined(apiKey),
+        keys: keyGrants,
+        collections: { embedder: e.embedder, reranker: r.reranker?.service },
         logRequests: true,
         limits,
         maxConcurrentUploads: given(o.maxConcurrentUploads)

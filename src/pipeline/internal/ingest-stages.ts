@@ -91,7 +91,16 @@ export interface Item {
   readonly source: string
   readonly documentId: string
   readonly origin: Origin
+  /** The access list its chunks get (undefined: none, readable only unrestricted). */
+  readonly access?: ReadonlyArray<string> | undefined
 }
+
+/**
+ * What an access list adds to a content hash: nothing without one (hashes stay those of runs
+ * before access lists), else its sorted entries, so that a new list re-ingests the document.
+ */
+export const accessHashInput = (access: ReadonlyArray<string> | undefined): string =>
+  access === undefined ? "" : `\0access:${[...new Set(access)].sort().join("\n")}`
 
 /** A loaded document. */
 export interface Loaded {
@@ -385,7 +394,7 @@ export const load = (
 export const hash = (fingerprint: string, item: Item, loaded: Loaded): Hashed => ({
   item,
   loaded,
-  hash: State.contentHash(`${fingerprint}\0${loaded.hashInput}`, loaded.file.data)
+  hash: State.contentHash(`${fingerprint}\0${loaded.hashInput}${accessHashInput(item.access)}`, loaded.file.data)
 })
 
 // =============================================================================
@@ -420,6 +429,7 @@ export const extract = (
         documentId: item.documentId,
         text: c.content,
         title,
+        ...(item.access !== undefined ? { access: item.access } : {}),
         metadata: {
           source: item.source,
           source_hash: hash,

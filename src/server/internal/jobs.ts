@@ -90,6 +90,18 @@ export const crawlLimit = (endpoint: string, limit: number | undefined): Effect.
       : Effect.succeed(limit)
   })
 
+/**
+ * The `limit` a map runs with: the request's, refused over `mapLimit`; without one, the engine's
+ * default (5,000 links) or `mapLimit` when that is lower. Bounds the links one map answer holds.
+ */
+export const mapLimit = (endpoint: string, limit: number | undefined): Effect.Effect<number, WireError> =>
+  Effect.flatMap(ServerLimits, (limits) => {
+    if (limit === undefined) return Effect.succeed(Math.min(limits.mapLimit, LocalWeb.defaultMapLimit))
+    return limit > limits.mapLimit
+      ? Effect.fail(overCap(endpoint, "limit", `${limit} links, more than ${limits.mapLimit}`, "mapLimit"))
+      : Effect.succeed(limit)
+  })
+
 /** Refuses a batch of more than `batchUrls` URLs. */
 export const batchSize = (endpoint: string, urls: number): Effect.Effect<void, WireError> =>
   Effect.flatMap(ServerLimits, (limits) =>

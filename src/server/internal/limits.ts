@@ -34,6 +34,8 @@ export interface Limits {
   readonly crawlLimit: number
   /** URLs of one batch scrape (v1, v2); more is a 400. Default 1,000. */
   readonly batchUrls: number
+  /** Largest `limit` (links) of one map (v1, v2 and `single` routing); more is a 400. Default 30,000. */
+  readonly mapLimit: number
   /**
    * Crawl and batch scrape jobs of the local web engine running at once; a start over it is
    * answered 429 with `Retry-After`. Default 4.
@@ -59,6 +61,7 @@ export const defaults: Limits = {
   uploadBytesInFlight: 256 * 1024 * 1024,
   crawlLimit: 10_000,
   batchUrls: 1_000,
+  mapLimit: 30_000,
   crawlJobs: 4,
   echoChars: 1_024
 }
@@ -80,6 +83,7 @@ export const serveFlags: { readonly [K in keyof Limits]: string } = {
   uploadBytesInFlight: "--upload-memory-bytes",
   crawlLimit: "--max-crawl-limit",
   batchUrls: "--max-batch-urls",
+  mapLimit: "--max-map-limit",
   crawlJobs: "--max-crawl-jobs",
   echoChars: "--max-echo-chars"
 }

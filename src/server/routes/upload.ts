@@ -32,7 +32,7 @@ import { nodeRequest } from "../internal/body.js"
 import * as FormBody from "../internal/form.js"
 import { ServerLimits } from "../internal/limits.js"
 import * as State from "../internal/state.js"
-import { fromError, jsonResponse, service, type WireError } from "../internal/wire.js"
+import { clipped, fromError, jsonResponse, service, type WireError } from "../internal/wire.js"
 
 // =============================================================================
 // Limits
@@ -186,11 +186,9 @@ const handleUpload = <R>(
   effect: Effect.Effect<HttpServerResponse.HttpServerResponse, WireError | RagError.ExtractionError, R>
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, never, Exclude<R, Scope.Scope>> =>
   Effect.catchAll(Effect.scoped(effect), (e) =>
-    Effect.succeed(
-      "_tag" in e && e._tag === "ExtractionError"
-        ? uploadErrorResponse(fromError(e), e.reason)
-        : uploadErrorResponse(e as WireError)
-    ))
+    "_tag" in e && e._tag === "ExtractionError"
+      ? Effect.map(clipped(fromError(e)), (wire) => uploadErrorResponse(wire, e.reason))
+      : Effect.map(clipped(e as WireError), (wire) => uploadErrorResponse(wire)))
 
 /** Runs one upload call: its result encoded with `schema`; an extraction failure as itself; any other error its status. */
 const answer = <A, I>(

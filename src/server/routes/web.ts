@@ -284,7 +284,8 @@ const map = (routing: WebRouting, fields: Fields) =>
     const endpoint = endpointOf(routing, "map")
     const web = yield* service(Web.Web, endpoint, webEngine)
     const request = yield* fields(endpoint, Web.MapRequest)
-    const response = yield* web.map(request).pipe(Effect.mapError(fromError))
+    const limit = yield* Jobs.mapLimit(endpoint, request.limit)
+    const response = yield* web.map({ ...request, limit }).pipe(Effect.mapError(fromError))
     return yield* jsonResponse(Web.MapResponse, response)
   })
 

@@ -150,13 +150,14 @@ const map = Effect.gen(function*() {
   const endpoint = "POST /v2/map"
   const engine = yield* service(LocalWeb.LocalWeb, endpoint, engineName)
   const request = yield* Firecrawl.decodeBody(endpoint, MapRequest, "scrape")
+  const limit = yield* Jobs.mapLimit(endpoint, request.limit)
   const response = yield* engine.mapWith(
     {
       url: request.url,
       ...(request.search !== undefined ? { search: request.search } : {}),
       ...(request.includeSubdomains !== undefined ? { includeSubdomains: request.includeSubdomains } : {}),
       // with the query dropped, more links may collapse: ask for all, cut after
-      ...(request.limit !== undefined && request.ignoreQueryParameters !== true ? { limit: request.limit } : {})
+      ...(request.ignoreQueryParameters !== true ? { limit } : {})
     },
     request.sitemap ?? "include"
   ).pipe(Effect.mapError(fromError))
@@ -170,8 +171,8 @@ const map = Effect.gen(function*() {
       seen.add(url.href)
       return [url.href]
     })
-    if (request.limit !== undefined) links = links.slice(0, request.limit)
   }
+  links = links.slice(0, limit)
   return HttpServerResponse.unsafeJson({ success: true, links: links.map((url) => ({ url })) })
 })
 

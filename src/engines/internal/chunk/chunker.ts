@@ -19,6 +19,8 @@ export interface ChunkOut {
   readonly content: string
   readonly total_tokens: number
   readonly from_page: number
+  /** The heading the chunk's first new block sits under, without its `#`s (none before the first heading). */
+  readonly section?: string
 }
 
 /** Chunking settings, in tokens. */
@@ -31,19 +33,33 @@ interface Piece {
   readonly text: string
   readonly tokens: number
   readonly page: number
+  /** The heading in force (see {@link ChunkOut.section}). */
+  readonly section: string | undefined
   /** Table piece: rows may be split from each other, never inside. */
   readonly kind: "heading" | "text" | "table"
 }
 
 const joiner = "\n\n"
 
-/** Splits a page's Markdown into blocks: headings, tables and blank-line separated paragraphs. */
+/** A fence line of Markdown: up to three spaces, then three or more backticks or tildes. */
+const fenceOpen = /^ {0,3}(`{3,}|~{3,})/
+
+/**
+ * Splits a page's Markdown into blocks: headings, tables and blank-line separated paragraphs. A
+ * fenced code block is one block, blank lines and all, and what looks like a heading or a table
+ * inside it (a `#` comment) is code. A block keeps the indentation of its first line when that
+ * is an indented code block (four spaces or a tab).
+ */
 export const blocks = (markdown: string): Array<{ kind: Piece["kind"]; text: string }> => {
   const out: Array<{ kind: Piece["kind"]; text: string }> = []
   let para: Array<string> = []
   let table: Array<string> = []
+  let fence: { marker: string; lines: Array<string> } | undefined
   const flushPara = () => {
-    if (para.length > 0) out.push({ kind: "text", text: para.join("\n").trim() })
+    if (para.length > 0) {
+      const text = para.join("\n")
+      out.push({ kind: "text", text: /^( {4}|\t)/.test(text) ? text.trimEnd() : text.trim() })
+    }
     para = []
   }
   const flushTable = () => {
@@ -51,6 +67,22 @@ export const blocks = (markdown: string): Array<{ kind: Piece["kind"]; text: str
     table = []
   }
   for (const line of markdown.split("\n")) {
+    if (fence !== undefined) {
+      fence.lines.push(line)
+      const close = fenceOpen.exec(line)
+      if (close && close[1]![0] === fence.marker[0] && close[1]!.length >= fence.marker.length && line.trim() === close[1]) {
+        out.push({ kind: "text", text: fence.lines.join("\n").trimEnd() })
+        fence = undefined
+      }
+      continue
+    }
+    const open = fenceOpen.exec(line)
+    if (open && !(open[1]![0] === "`" && line.slice(open[0].length).includes("`"))) {
+      flushPara()
+      flushTable()
+      fence = { marker: open[1]!, lines: [line] }
+      continue
+    }
     if (/^\s*\|/.test(line)) {
       flushPara()
       table.push(line)
@@ -67,9 +99,20 @@ export const blocks = (markdown: string): Array<{ kind: Piece["kind"]; text: str
       para.push(line)
     } else para.push(line)
   }
+  // an unclosed fence runs to the end of the page (CommonMark)
+  if (fence !== undefined) out.push({ kind: "text", text: fence.lines.join("\n").trimEnd() })
   flushPara()
   flushTable()
   return out.filter((b) => b.text.length > 0)
+}
+
+/** A heading block's text without its `#`s and closing `#`s. */
+const headingText = (heading: string): string => {
+  const text = heading.replace(/^#{1,6}\s+/, "").trimEnd()
+  let end = text.length
+  while (end > 0 && text[end - 1] === "#") end--
+  // closing #s count only after a space (`# C#` keeps its #)
+  return (end < text.length && (end === 0 || /\s/.test(text[end - 1]!)) ? text.slice(0, end) : text).trim()
 }
 
 const sentenceSegmenter = new Intl.Segmenter(undefined, { granularity: "sentence" })
@@ -412,11 +455,13 @@ export const chunkPages = (
   const oversizePages = new Set<number>()
   // 1. pieces that each fit in a chunk (or are an unsplittable table row)
   const pieces: Array<Piece> = []
+  let section: string | undefined
   for (const { content, page } of pages) {
     for (const block of blocks(content)) {
+      if (block.kind === "heading") section = headingText(block.text) || section
       const tokens = tok.count(block.text)
       if (tokens <= size) {
-        pieces.push({ text: block.text, tokens, page, kind: block.kind })
+        pieces.push({ text: block.text, tokens, page, section, kind: block.kind })
         continue
       }
       const parts =
@@ -427,7 +472,7 @@ export const chunkPages = (
             oversizePages.add(page)
           })
           : splitText(block.text, Math.max(1, size - overlap), tok) // leave room for the overlap
-      for (const text of parts) pieces.push({ text, tokens: tok.count(text), page, kind: block.kind })
+      for (const text of parts) pieces.push({ text, tokens: tok.count(text), page, section, kind: block.kind })
     }
   }
 
@@ -446,7 +491,8 @@ export const chunkPages = (
     const fresh = cur.filter((p) => !carry.includes(p))
     if (fresh.length === 0) return
     const content = contentOf(cur)
-    chunks.push({ content, total_tokens: tok.count(content), from_page: fresh[0]!.page })
+    const section = fresh[0]!.section
+    chunks.push({ content, total_tokens: tok.count(content), from_page: fresh[0]!.page, ...(section ? { section } : {}) })
   }
   const overlapOf = (ps: ReadonlyArray<Piece>): Array<Piece> => {
     if (overlap === 0) return []
@@ -458,7 +504,7 @@ export const chunkPages = (
       if (t + p.tokens + (out.length > 0 ? sepTokens : 0) > overlap) {
         if (out.length === 0 && p.kind === "text") {
           const tail = trailingSentences(p.text, overlap, tok) || fittingSuffix(p.text, overlap, tok)
-          if (tail) out.unshift({ text: tail, tokens: tok.count(tail), page: p.page, kind: "text" })
+          if (tail) out.unshift({ text: tail, tokens: tok.count(tail), page: p.page, section: p.section, kind: "text" })
         }
         break
       }

@@ -32,7 +32,26 @@ const byExtension: Record<string, Format> = {
   ".htm": "html",
   ".xhtml": "html",
   ".txt": "txt",
-  ".md": "txt",
+  ".md": "markdown",
+  ".markdown": "markdown",
+  ".mdown": "markdown",
+  ".mkd": "markdown",
+  ".mdx": "markdown",
+  ".ipynb": "notebook",
+  ".epub": "epub",
+  ".rst": "rst",
+  ".rest": "rst",
+  ".adoc": "asciidoc",
+  ".asciidoc": "asciidoc",
+  ".odt": "odt",
+  ".ott": "odt",
+  ".fodt": "odt",
+  ".ods": "ods",
+  ".ots": "ods",
+  ".fods": "ods",
+  ".odp": "odp",
+  ".otp": "odp",
+  ".fodp": "odp",
   ".text": "txt",
   ".log": "txt",
   ".svg": "svg",
@@ -61,8 +80,20 @@ const byMime = (mime: string | undefined): Format | undefined => {
   if (m === "application/json") return "json"
   if (m === "text/html") return "html"
   if (m === "application/xml" || m === "text/xml") return "xml"
+  if (m.startsWith("application/vnd.oasis.opendocument.")) return odfKind(m)
+  if (m === "application/epub+zip") return "epub"
+  if (m === "text/x-rst") return "rst"
+  if (m === "text/asciidoc" || m === "text/x-asciidoc") return "asciidoc"
+  if (m === "text/markdown" || m === "text/x-markdown") return "markdown"
+  if (m === "application/x-ipynb+json") return "notebook"
   if (m === "text/plain") return "txt"
   return undefined
+}
+
+/** The ODF kind a MIME type names (`application/vnd.oasis.opendocument.text…`). */
+const odfKind = (mime: string): Format | undefined => {
+  const sub = mime.trim().toLowerCase().slice("application/vnd.oasis.opendocument.".length)
+  return sub.startsWith("text") ? "odt" : sub.startsWith("spreadsheet") ? "ods" : sub.startsWith("presentation") ? "odp" : undefined
 }
 
 /** What kind of OLE compound file (CFB) this is, judged by the caller from its streams. */
@@ -80,6 +111,13 @@ export const detect = (name: string, data: Uint8Array, mime?: string): Detected 
   if (startsWith(data, [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1])) return { _tag: "compound" }
   if (ascii(data, 0, 1024).includes("%PDF-")) return { _tag: "format", format: "pdf" }
   if (startsWith(data, [0x50, 0x4b, 0x03, 0x04]) || startsWith(data, [0x50, 0x4b, 0x05, 0x06])) {
+    // an ODF package starts with its uncompressed `mimetype` entry (ODF 1.2 §3.3)
+    if (ascii(data, 30, 38) === "mimetype") {
+      const declared = ascii(data, 38, 38 + 80)
+      if (declared.startsWith("application/epub+zip")) return { _tag: "format", format: "epub" }
+      const kind = odfKind(declared)
+      if (kind) return { _tag: "format", format: kind }
+    }
     const names = zipNames(data)
     if (names) {
       if (names.includes("word/document.xml")) return { _tag: "format", format: "docx" }
@@ -87,6 +125,10 @@ export const detect = (name: string, data: Uint8Array, mime?: string): Detected 
       if (names.some((n) => n === "xl/workbook.xml" || n === "xl/workbook.bin")) return { _tag: "format", format: "xlsx" }
     }
     // a damaged OOXML file: trust the extension so the right parser reports the damage
+    if (names?.includes("META-INF/container.xml") && fromName === "epub") return { _tag: "format", format: "epub" }
+    if (names?.includes("content.xml") && (fromName === "odt" || fromName === "ods" || fromName === "odp")) {
+      return { _tag: "format", format: fromName }
+    }
     if (fromName === "docx" || fromName === "pptx" || fromName === "xlsx") return { _tag: "format", format: fromName }
     return { _tag: "unknown" }
   }
@@ -111,6 +153,8 @@ export const detect = (name: string, data: Uint8Array, mime?: string): Detected 
   const head = ascii(data, 0, 512).replace(/^\uFEFF|^\xEF\xBB\xBF/, "").trimStart().toLowerCase()
   if (head.startsWith("<svg") || (head.startsWith("<?xml") && head.includes("<svg"))) return { _tag: "format", format: "svg" }
   if (head.startsWith("<!doctype html") || head.startsWith("<html")) return { _tag: "format", format: "html" }
+  const flat = /<office:document\b[^>]*office:mimetype\s*=\s*["']([^"']+)/.exec(ascii(data, 0, 2048))
+  if (flat && odfKind(flat[1]!)) return { _tag: "format", format: odfKind(flat[1]!)! }
   if (head.startsWith("<?xml")) return { _tag: "format", format: "xml" }
   if (head.startsWith("{") || head.startsWith("[")) return { _tag: "format", format: "json" }
   if (!data.subarray(0, 4096).includes(0)) return { _tag: "format", format: "txt" }

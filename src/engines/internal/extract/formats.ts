@@ -3,6 +3,7 @@
  */
 import { findElement, findElements, htmlToMarkdown, type HtmlNode, parseHtml, textContent, tidy, visibleText } from "./markdown.js"
 import { recognize } from "./ocr.js"
+import { readStructured, vocabularyOf } from "./structured-xml.js"
 import { decodeText, htmlDeclaredCharset, xmlDeclaredEncoding } from "./text.js"
 import { ExtractFailure, type Extracted, type ExtractOptions } from "./types.js"
 import { find, parseOrdered, textOf, walk } from "./xml.js"
@@ -59,10 +60,26 @@ export const extractJson = async (data: Uint8Array): Promise<Extracted> => {
 
 const looksLikeHtml = (s: string) => /<\/?(p|a|br|div|span|img|strong|em|b|i|ul|li)\b[^>]*>/i.test(s)
 
-/** Extracts XML: the text nodes in document order, decoded per the declared encoding. */
+/**
+ * Extracts XML, decoded per the declared encoding: a JATS, DocBook or TEI document as sections,
+ * headings, paragraphs, lists and tables (`structured-xml.ts`); any other XML as its text nodes
+ * in document order.
+ */
 export const extractXml = async (data: Uint8Array): Promise<Extracted> => {
   const { text } = decodeText(data, xmlDeclaredEncoding(data))
   const nodes = parseOrdered(text, "the XML document")
+  const vocabulary = vocabularyOf(nodes, text.slice(0, 2048))
+  if (vocabulary) {
+    const doc = readStructured(nodes, vocabulary)
+    return {
+      format: "xml",
+      units: [{ page: 1, content: doc.content }],
+      title: doc.title,
+      description: doc.description,
+      metadata: { vocabulary },
+      warnings: []
+    }
+  }
   const lines: Array<string> = []
   walk(nodes, (node, tag) => {
     if (tag === "#text" || tag === "#cdata") {

@@ -17,6 +17,11 @@ const once = <A>(load: () => Promise<A>): () => Promise<A> => {
 }
 const docx = once(() => import("./docx.js"))
 const formats = once(() => import("./formats.js"))
+const frontmatter = once(() => import("./frontmatter.js"))
+const notebook = once(() => import("./notebook.js"))
+const odf = once(() => import("./odf.js"))
+const epub = once(() => import("./epub.js"))
+const markup = once(() => import("./markup.js"))
 const pdf = once(() => import("./pdf.js"))
 const pptx = once(() => import("./pptx.js"))
 const sheet = once(() => import("./sheet.js"))
@@ -102,7 +107,17 @@ const byFormat = async (format: Format, req: ExtractRequest): Promise<Extracted>
       return (await pptx()).extractPptx(data, options)
     case "xlsx":
     case "xls":
+    case "ods":
       return (await sheet()).extractWorkbook(data, format, options)
+    case "odt":
+      return imagesOnlyOdf(data, options, "odt", async () => (await odf()).extractOdt(data))
+    case "epub":
+      return (await epub()).extractEpub(data)
+    case "rst":
+    case "asciidoc":
+      return (await markup()).extractMarkup(data, format)
+    case "odp":
+      return imagesOnlyOdf(data, options, "odp", async () => (await odf()).extractOdp(data))
     case "csv":
       return (await sheet()).extractCsv(data, req.name)
     case "json":
@@ -113,6 +128,10 @@ const byFormat = async (format: Format, req: ExtractRequest): Promise<Extracted>
       return (await formats()).extractHtml(data)
     case "txt":
       return (await text()).extractTxt(data)
+    case "markdown":
+      return (await frontmatter()).extractMarkdown(data)
+    case "notebook":
+      return (await notebook()).extractNotebook(data)
     case "svg":
       return (await formats()).extractSvg(data, options)
     case "image":
@@ -122,6 +141,26 @@ const byFormat = async (format: Format, req: ExtractRequest): Promise<Extracted>
         "speech_unavailable",
         "audio needs a speech-recognition service and none is configured for the local engine"
       )
+  }
+}
+
+/** `images_only` for an ODF text or presentation: the pictures of its package, as stored. */
+const imagesOnlyOdf = async (
+  data: Uint8Array,
+  options: ExtractRequest["options"],
+  format: "odt" | "odp",
+  read: () => Promise<Extracted>
+): Promise<Extracted> => {
+  if (!options.imagesOnly) return read()
+  const { openZip } = await import("./zip.js")
+  const { mediaDataUrls } = await import("./ooxml.js")
+  const zip = data[0] === 0x50 && data[1] === 0x4b ? openZip(data, (n) => n.startsWith("Pictures/")) : undefined
+  const images = zip ? mediaDataUrls(zip, "Pictures/") : []
+  return {
+    format,
+    units: [{ page: 1, content: images.join("\n") }],
+    images,
+    warnings: images.length === 0 ? ["images_only: the document has no embedded images"] : []
   }
 }
 

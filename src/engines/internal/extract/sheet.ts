@@ -10,6 +10,7 @@ import * as XLSX from "@e965/xlsx"
 import * as cptable from "@e965/xlsx/dist/cpexcel.full.mjs"
 import { dsvFormat } from "d3-dsv"
 import { markdownTable } from "./markdown.js"
+import { checkOds } from "./odf.js"
 import { mediaDataUrls } from "./ooxml.js"
 import { decodeText } from "./text.js"
 import { ExtractFailure, type Extracted, type ExtractOptions, limits, type Unit } from "./types.js"
@@ -74,12 +75,24 @@ const sheetUnit = (ws: XLSX.WorkSheet, name: string, page: number, warnings: Arr
   return { page, name, content: parts.join("\n\n") }
 }
 
-/** Extracts an XLSX or XLS workbook. */
+/** Extracts an XLSX, XLS or OpenDocument (ODS, flat FODS) workbook. */
 export const extractWorkbook = async (
   data: Uint8Array,
-  format: "xlsx" | "xls",
+  format: "xlsx" | "xls" | "ods",
   options: ExtractOptions
 ): Promise<Extracted> => {
+  // ODS: the container limits and the DTD refusal first, then SheetJS reads the cells
+  const odf = format === "ods" ? checkOds(data) : undefined
+  if (format === "ods" && options.imagesOnly) {
+    const zip = data[0] === 0x50 && data[1] === 0x4b ? openZip(data, (n) => n.startsWith("Pictures/")) : undefined
+    const images = zip ? mediaDataUrls(zip, "Pictures/") : []
+    return {
+      format,
+      units: [{ page: 1, content: images.join("\n") }],
+      images,
+      warnings: images.length === 0 ? ["images_only: the workbook has no embedded images"] : []
+    }
+  }
   if (format === "xlsx") {
     const zip = openZip(data)
     if (zip.names.some((n) => n.endsWith(".xml") && /<!DOCTYPE/i.test((zip.text(n) ?? "").slice(0, 4096)))) {
@@ -122,8 +135,9 @@ export const extractWorkbook = async (
   return {
     format,
     units,
-    title: props.Title || undefined,
-    description: props.Subject || props.Comments || undefined,
+    title: odf?.title ?? (props.Title || undefined),
+    description: odf?.description ?? (props.Subject || props.Comments || undefined),
+    ...(odf && Object.keys(odf.properties).length > 0 ? { metadata: odf.properties } : {}),
     warnings
   }
 }

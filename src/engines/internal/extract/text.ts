@@ -71,8 +71,26 @@ export const tidy = (text: string): string => {
   return lines.join("\n").replace(/\n{3,}/g, "\n\n").trim()
 }
 
+/**
+ * {@link tidy} for text whose first line's indentation means something (an indented code block
+ * at the start of a Markdown or plain text file): leading blank lines go, leading spaces stay.
+ */
+export const tidyText = (text: string): string => {
+  const tidied = tidy(text)
+  if (tidied === "") return ""
+  let at = 0
+  for (;;) {
+    const nl = text.indexOf("\n", at)
+    if (nl < 0 || text.slice(at, nl).trim() !== "") break
+    at = nl + 1
+  }
+  let end = at
+  while (end < text.length && isBlank(text.charCodeAt(end))) end++
+  return text.slice(at, end) + tidied
+}
+
 /** Extracts plain text (encoding detected). */
 export const extractTxt = async (data: Uint8Array): Promise<Extracted> => {
   const { text } = decodeText(data)
-  return { format: "txt", units: [{ page: 1, content: tidy(text) }], warnings: [] }
+  return { format: "txt", units: [{ page: 1, content: tidyText(text) }], warnings: [] }
 }

@@ -47,11 +47,22 @@ export type Format =
   | "xml"
   | "html"
   | "txt"
+  | "markdown"
+  | "notebook"
+  | "odt"
+  | "ods"
+  | "odp"
+  | "epub"
+  | "rst"
+  | "asciidoc"
   | "svg"
   | "image"
   | "audio"
 
-/** The wire `type` of a format (the spec's list: pdf, docx, pptx, xlsx, image, audio, text). */
+/**
+ * The wire `type` of a format (the spec's list: pdf, docx, pptx, xlsx, image, audio, text): the
+ * spec's category of the file. The exact format is the result's `format` extension.
+ */
 export const wireType = (format: Format): string => {
   switch (format) {
     case "pdf":
@@ -62,7 +73,12 @@ export const wireType = (format: Format): string => {
     case "audio":
       return format
     case "xls":
+    case "ods":
       return "xlsx"
+    case "odt":
+      return "docx"
+    case "odp":
+      return "pptx"
     case "svg":
       return "image"
     default:
@@ -93,6 +109,11 @@ export interface Extracted {
   readonly trailer?: string | undefined
   readonly title?: string | undefined
   readonly description?: string | undefined
+  /**
+   * Document properties beyond title and description, as strings (Markdown front matter,
+   * notebook kernel): the embeddings result's `metadata.properties`.
+   */
+  readonly metadata?: Readonly<Record<string, string>> | undefined
   /** Embedded images as data URLs (`images_only`). */
   readonly images?: ReadonlyArray<string> | undefined
   /** Options that could not act, and other things the caller should know. */

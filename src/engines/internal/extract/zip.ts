@@ -58,7 +58,9 @@ export const openZip = (data: Uint8Array, select: (name: string) => boolean = ()
       failure = new ExtractFailure("unsupported", `zip entry ${file.name} uses compression method ${file.compression}`)
       return
     }
-    const compressed = Math.max(1, file.size ?? 1)
+    // an entry written with a data descriptor (general purpose flag bit 3: OpenOffice, Java
+    // writers) has no compressed size in its local header: the whole container bounds it
+    const compressed = Math.max(1, file.size || data.length)
     const parts: Array<Uint8Array> = []
     let size = 0
     file.ondata = (err, chunk, final) => {
