@@ -1,6 +1,7 @@
 /**
  * Ready-made layers. Every service Tag has a remote layer (the HTTP API) and, where a local
- * engine exists, a local one; these presets wire them together.
+ * engine exists, a local one; these presets wire them together. Choices by name or URI (the
+ * embedder, reranker, upload and web engines, the store) are made in `Wiring`.
  *
  * @since 0.1.0
  */
@@ -9,7 +10,7 @@ import type { ConfigError } from "effect/ConfigError"
 import * as Chat from "./api/Chat.js"
 import * as Embeddings from "./api/Embeddings.js"
 import * as Images from "./api/Images.js"
-import * as ApiHttp from "./api/internal/ApiHttp.js"
+import * as ApiHttp from "./api/ApiHttp.js"
 import * as Models from "./api/Models.js"
 import * as Music from "./api/Music.js"
 import * as Rerank from "./api/Rerank.js"
@@ -17,8 +18,9 @@ import * as Search from "./api/Search.js"
 import * as Upload from "./api/Upload.js"
 import * as Video from "./api/Video.js"
 import * as Web from "./api/Web.js"
-import * as LocalFiles from "./engines/LocalFiles.js"
+import type * as LocalFiles from "./engines/LocalFiles.js"
 import * as RagConfig from "./RagConfig.js"
+import * as Wiring from "./Wiring.js"
 
 /** Every remote service. */
 export type RemoteServices =
@@ -88,16 +90,7 @@ export const Remote: Layer.Layer<RemoteServices, ConfigError> = Layer.unwrapEffe
  * engine, built with `local`) or `remote` (the `/upload` endpoint of the configured service).
  */
 export const uploadFromConfigWith = (local: LocalFiles.Options = {}): Layer.Layer<Upload.Upload, ConfigError> =>
-  Layer.unwrapEffect(
-    Config.literal("local", "remote")("EFFECT_RAG_UPLOAD").pipe(
-      Config.withDefault("local" as const),
-      Effect.map((kind) =>
-        kind === "remote"
-          ? Upload.layer.pipe(Layer.provide(ApiHttp.layer), Layer.provide(RagConfig.layerConfig))
-          : LocalFiles.layer(local)
-      )
-    )
-  )
+  Wiring.uploadFromConfig(local)
 
 /** {@link uploadFromConfigWith} with the local engine's defaults. */
 export const uploadFromConfig: Layer.Layer<Upload.Upload, ConfigError> = uploadFromConfigWith()

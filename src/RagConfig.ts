@@ -31,7 +31,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 
-/** How web operations are routed: see `api/internal/routes.ts`. */
+/** How web operations are routed: see `api/WebRoutes.ts`. */
 export type WebRouting = "firecrawl" | "single"
 
 /** The resolved settings every remote service reads. */

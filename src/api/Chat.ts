@@ -11,8 +11,8 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as RagError from "../RagError.js"
-import { ApiHttp } from "./internal/ApiHttp.js"
-import { decodeError, parseErrorBody } from "./internal/errors.js"
+import { ApiHttp } from "./ApiHttp.js"
+import { decodeError, parseErrorBody } from "./ApiErrors.js"
 
 // =============================================================================
 // Request schemas

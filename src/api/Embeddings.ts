@@ -10,7 +10,7 @@
 import { Context, Effect, Layer, Schema } from "effect"
 import type * as RagError from "../RagError.js"
 import { DecodeError } from "../RagError.js"
-import { ApiHttp } from "./internal/ApiHttp.js"
+import { ApiHttp } from "./ApiHttp.js"
 
 // =============================================================================
 // Schemas

@@ -5,7 +5,7 @@
  */
 import { Context, Effect, Layer, Schema } from "effect"
 import type * as RagError from "../RagError.js"
-import { ApiHttp } from "./internal/ApiHttp.js"
+import { ApiHttp } from "./ApiHttp.js"
 
 /** The request body; omitted fields take the server's defaults (n 1, 1024x1024, standard, natural). */
 export const ImageRequest = Schema.Struct({

@@ -7,7 +7,7 @@
  */
 import { Context, Effect, Layer, Schema } from "effect"
 import type * as RagError from "../RagError.js"
-import { ApiHttp } from "./internal/ApiHttp.js"
+import { ApiHttp } from "./ApiHttp.js"
 
 /** A model record in either shape, decoded tolerantly. */
 export const ModelRecord = Schema.Struct({

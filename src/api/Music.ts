@@ -23,7 +23,7 @@ import { Clock, Context, Duration, Effect, Exit, Layer, Option, Redacted, Ref, S
 import { createHash } from "node:crypto"
 import type * as RagError from "../RagError.js"
 import { DecodeError, TaskFailed } from "../RagError.js"
-import { ApiHttp } from "./internal/ApiHttp.js"
+import { ApiHttp } from "./ApiHttp.js"
 
 // =============================================================================
 // Schemas

@@ -7,7 +7,7 @@
  */
 import { Context, Effect, Layer, Schema } from "effect"
 import * as RagError from "../RagError.js"
-import { ApiHttp } from "./internal/ApiHttp.js"
+import { ApiHttp } from "./ApiHttp.js"
 
 /** The request body. */
 export const RerankRequest = Schema.Struct({

@@ -2,7 +2,7 @@
  * AI search: a search-and-answer operation combining a chat model, an embedding model and a
  * focus mode (`POST {baseUrl}/v1/web`, body `{model: "svc-ai-search", params}`).
  *
- * The call is built by the web route table (`internal/routes.ts`), so the `single` routing
+ * The call is built by the web route table (`WebRoutes.ts`), so the `single` routing
  * (`{"operation": "search", …}`) needs no change here. AI search requires an API key.
  *
  * @since 0.1.0
@@ -12,8 +12,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import type * as RagError from "../RagError.js"
-import { ApiHttp } from "./internal/ApiHttp.js"
-import { endpointOf, webCall } from "./internal/routes.js"
+import { ApiHttp } from "./ApiHttp.js"
+import { endpointOf, webCall } from "./WebRoutes.js"
 
 // =============================================================================
 // Request

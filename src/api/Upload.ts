@@ -18,7 +18,7 @@ import * as Schema from "effect/Schema"
 import { basename } from "node:path"
 import { describeKind, readRegularFile } from "../internal/files.js"
 import * as RagError from "../RagError.js"
-import { ApiHttp } from "./internal/ApiHttp.js"
+import { ApiHttp } from "./ApiHttp.js"
 
 /** The service's file size limit: 50 MiB. */
 export const maxFileBytes = 50 * 1024 * 1024

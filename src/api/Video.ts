@@ -19,7 +19,7 @@
 import { Context, Duration, Effect, Layer, Ref, Schedule, Schema } from "effect"
 import type * as RagError from "../RagError.js"
 import { DecodeError, TaskFailed } from "../RagError.js"
-import { ApiHttp } from "./internal/ApiHttp.js"
+import { ApiHttp } from "./ApiHttp.js"
 
 // =============================================================================
 // Schemas

@@ -3,7 +3,7 @@
  * scrape one page. Firecrawl v1 resources.
  *
  * The paths are not in this file: every call is built by the route table of
- * `internal/routes.ts`, which follows `RagConfig.Settings.webRouting` (`firecrawl` paths, or
+ * `WebRoutes.ts`, which follows `RagConfig.Settings.webRouting` (`firecrawl` paths, or
  * everything through `POST /v1/web`). The schemas and the {@link Service} interface are shared
  * with the local crawler engine, which implements the same Tag.
  *
@@ -22,8 +22,8 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type * as RagError from "../RagError.js"
 import { DecodeError, TaskFailed } from "../RagError.js"
-import { ApiHttp } from "./internal/ApiHttp.js"
-import { endpointOf, webCall } from "./internal/routes.js"
+import { ApiHttp } from "./ApiHttp.js"
+import { endpointOf, webCall } from "./WebRoutes.js"
 
 // =============================================================================
 // Schemas

@@ -22,7 +22,6 @@ import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Layer from "effect/Layer"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { packageRoot } from "../internal/shared.js"
@@ -39,6 +38,7 @@ import * as serve from "./commands/serve.js"
 import * as web from "./commands/web.js"
 import * as worker from "./commands/worker.js"
 import * as Shared from "./options.js"
+import * as Wiring from "../Wiring.js"
 
 const version = (): string => {
   try {
@@ -49,9 +49,7 @@ const version = (): string => {
 }
 
 /** `extract` runs on the `Upload` service chosen by `EFFECT_RAG_UPLOAD` (loaded when it runs). */
-const extractCommand = extract.command.pipe(
-  Command.provide(Layer.unwrapEffect(Effect.map(Shared.load(() => import("../Layers.js")), (Layers) => Layers.uploadFromConfig)))
-)
+const extractCommand = extract.command.pipe(Command.provide(Wiring.uploadFromConfig()))
 
 const leaf = (command: Argv.Node["command"], name: string): Argv.Node => ({ name, command, children: [] })
 

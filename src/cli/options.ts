@@ -15,16 +15,16 @@
  * A key in the config file (`apiKey`, `awsSecretAccessKey`) is accepted but the environment is the
  * better place; it is read as `Redacted` like the environment variable and never printed.
  *
- * `--db` / `EFFECT_RAG_DB` / `db` is a folder or an object-store URI (`s3://bucket/prefix`,
- * `gs://…`, `az://…`); the object store's settings come from the environment or the config file
+ * `--db` / `EFFECT_RAG_DB` / `db` is a folder, an object-store URI (`s3://bucket/prefix`,
+ * `gs://…`, `az://…`) or `memory:` (see `Wiring.storeSchemes`); the object store's settings come from the environment or the config file
  * (`s3Endpoint`, `s3Region`, `s3AllowHttp`, `awsAccessKeyId`, `awsSecretAccessKey`,
  * `storageOptions`: see `LanceDbStore.storageConfig` and `docs/stores.md`).
  *
  * @since 0.1.0
  */
 import { Options } from "@effect/cli"
-import * as Config from "effect/Config"
 import * as ConfigProvider from "effect/ConfigProvider"
+import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -34,7 +34,7 @@ import { dirname, resolve } from "node:path"
 import { pendingCalls } from "../internal/files.js"
 import * as Optional from "../internal/optional.js"
 import * as RagError from "../RagError.js"
-import { isObjectStoreUri } from "../store/internal/uri.js"
+import * as Wiring from "../Wiring.js"
 
 // =============================================================================
 // Loading on first use
@@ -53,12 +53,12 @@ export const load = <M>(module: () => Promise<M>): Effect.Effect<M> => Effect.pr
 // =============================================================================
 
 /**
- * `--db DIR|URI`: the LanceDB folder or object-store URI (default `$EFFECT_RAG_DB` or
- * `.effect-rag/db` in the working directory).
+ * `--db DIR|URI`: the store (`Wiring.storeSchemes`): a LanceDB folder or object-store URI, or
+ * `memory:` (default `$EFFECT_RAG_DB` or `.effect-rag/db` in the working directory).
  */
 export const db = Options.text("db").pipe(
   Options.withPseudoName("DIR|URI"),
-  Options.withDescription("the LanceDB database: a folder or s3://bucket/prefix, gs://…, az://… (default: $EFFECT_RAG_DB or ./.effect-rag/db)"),
+  Options.withDescription("the database: a folder or s3://bucket/prefix, gs://…, az://… (LanceDB), or memory: (this process only) (default: $EFFECT_RAG_DB or ./.effect-rag/db)"),
   Options.optional
 )
 
@@ -119,6 +119,20 @@ export class UsageError extends Error {
 export const requirePart = (part: Optional.PartName): Effect.Effect<void, UsageError> =>
   Effect.mapError(Optional.ensure(part), (e) => new UsageError(e.message))
 
+/**
+ * A choice of the wiring as the command line reports it: a missing optional package
+ * (`MissingPackage`, its message the `npm install` line) and a setting with a value that is not
+ * one of its choices (`ConfigurationError`) are usage problems (exit 2, nothing read or written).
+ */
+export const asUsage = (command: string) =>
+<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, Exclude<E, RagError.MissingPackage | RagError.ConfigurationError> | UsageError, R> =>
+  Effect.catchIf(
+    self,
+    (e): e is Extract<E, RagError.MissingPackage | RagError.ConfigurationError> =>
+      e instanceof RagError.MissingPackage || (e instanceof RagError.ConfigurationError && e.endpoint === "config"),
+    (e) => Effect.fail(new UsageError(e instanceof RagError.MissingPackage ? e.message : `${command}: ${e.message}`))
+  ) as Effect.Effect<A, Exclude<E, RagError.MissingPackage | RagError.ConfigurationError> | UsageError, R>
+
 const errno = (e: unknown): string => (e as NodeJS.ErrnoException)?.code ?? (e as Error)?.message ?? String(e)
 
 /** The file system entry at a path, or undefined when there is none (a file in the way counts as none). */
@@ -136,7 +150,8 @@ const statOf = (path: string) => {
  * (a recursive `mkdir` spins for ever on paths like `/proc/x`). Fails with a one-line reason.
  */
 export const prepareDbFolder = (db: string): Either.Either<string, UsageError> => {
-  if (isObjectStoreUri(db)) return Either.right(db) // the object store is checked when it is opened
+  // an object store is checked when it is opened; the memory store needs nothing
+  if (Wiring.storeAdapter(db).location !== "folder") return Either.right(db)
   const missing: Array<string> = []
   let at = db
   let info = statOf(at)
@@ -167,9 +182,10 @@ export const prepareDbFolder = (db: string): Either.Either<string, UsageError> =
   return Either.right(db)
 }
 
-/** Whether `db` is an existing database folder or an object-store URI (commands that only read never create one). */
+/** Whether `db` is an existing database folder or not a folder at all (commands that only read never create one). */
 export const existingDbFolder = (db: string): Either.Either<string, UsageError> => {
-  if (isObjectStoreUri(db)) return Either.right(db) // a missing collection there is CollectionNotFound
+  // a missing collection elsewhere is CollectionNotFound
+  if (Wiring.storeAdapter(db).location !== "folder") return Either.right(db)
   const info = statOf(db)
   if (info === undefined) return Either.left(new UsageError(`no database at ${db}: run \`effect-rag ingest PATH --db ${db}\` first, or pass --db`))
   if (!info.isDirectory()) return Either.left(new UsageError(`--db ${db}: not a folder`))
@@ -206,6 +222,7 @@ export const fileKeys: Readonly<Record<string, string>> = {
   embedder: "EFFECT_RAG_EMBEDDER",
   reranker: "EFFECT_RAG_RERANKER",
   upload: "EFFECT_RAG_UPLOAD",
+  web: "EFFECT_RAG_WEB",
   db: "EFFECT_RAG_DB",
   collection: "EFFECT_RAG_COLLECTION",
   s3Endpoint: "EFFECT_RAG_S3_ENDPOINT",
@@ -266,25 +283,8 @@ export const withConfigFile = (file: Option.Option<string>) =>
 <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | RagError.ConfigurationError | UsageError, R> =>
   Effect.flatMap(checkConfigFile(file), () => Effect.flatMap(configProvider(file), (provider) => Effect.withConfigProvider(self, provider)))
 
-/** A setting from the environment or the config file (after {@link withConfigFile}). */
-export const setting = (name: string): Effect.Effect<Option.Option<string>> =>
-  Config.option(Config.string(name)).pipe(
-    Effect.orElseSucceed(() => Option.none<string>()),
-    Effect.map(Option.filter((s) => s !== ""))
-  )
-
-/**
- * Resolves `--db` (flag, then `EFFECT_RAG_DB`, then `./.effect-rag/db`): a folder to an absolute
- * path, an object-store URI as it is.
- */
-export const resolveDb = (flag: Option.Option<string>): Effect.Effect<string> =>
-  Effect.map(
-    Option.match(flag, {
-      onSome: Effect.succeed,
-      onNone: () => Effect.map(setting("EFFECT_RAG_DB"), Option.getOrElse(() => ".effect-rag/db"))
-    }),
-    (db) => (isObjectStoreUri(db) ? db : resolve(db))
-  )
+/** A setting from the environment or the config file (after {@link withConfigFile}): `Wiring.setting`. */
+export const setting = Wiring.setting
 
 /** Resolves `--queue` (flag, then `EFFECT_RAG_QUEUE`); none when neither is set. */
 export const resolveQueue = (flag: Option.Option<Redacted.Redacted<string>>): Effect.Effect<Option.Option<Redacted.Redacted<string>>> =>
@@ -293,31 +293,9 @@ export const resolveQueue = (flag: Option.Option<Redacted.Redacted<string>>): Ef
     onNone: () => Effect.map(setting("EFFECT_RAG_QUEUE"), Option.map((s) => Redacted.make(s)))
   })
 
-/** A flag's value, else the setting `name`, else `fallback`. */
-const flagOrSetting = (flag: Option.Option<string>, name: string, fallback: string): Effect.Effect<string> =>
-  Option.match(flag, {
-    onSome: Effect.succeed,
-    onNone: () => Effect.map(setting(name), Option.getOrElse(() => fallback))
-  })
-
 /** Resolves `--collection` (flag, then `EFFECT_RAG_COLLECTION`, then `default`). */
 export const resolveCollection = (flag: Option.Option<string>): Effect.Effect<string> =>
-  flagOrSetting(flag, "EFFECT_RAG_COLLECTION", "default")
-
-/** Resolves `--embedder` (flag, then `EFFECT_RAG_EMBEDDER`, then `none`). */
-export const resolveEmbedderSpec = (flag: Option.Option<string>): Effect.Effect<string> =>
-  flagOrSetting(flag, "EFFECT_RAG_EMBEDDER", "none")
-
-/** Resolves `--reranker` (flag, then `EFFECT_RAG_RERANKER`, then `none`). */
-export const resolveRerankerSpec = (flag: Option.Option<string>): Effect.Effect<string> =>
-  flagOrSetting(flag, "EFFECT_RAG_RERANKER", "none")
-
-/** The document engine from `EFFECT_RAG_UPLOAD` (`local`, the default, or `remote`); `command` names the usage error. */
-export const resolveUploadEngine = (command: string): Effect.Effect<"local" | "remote", UsageError> =>
-  Effect.flatMap(flagOrSetting(Option.none(), "EFFECT_RAG_UPLOAD", "local"), (upload) =>
-    upload === "local" || upload === "remote"
-      ? Effect.succeed(upload)
-      : Effect.fail(new UsageError(`${command}: EFFECT_RAG_UPLOAD must be local or remote, not ${upload}`)))
+  Wiring.choose(flag, "EFFECT_RAG_COLLECTION", "default")
 
 /**
  * Exit codes of every command: 0 all done, 1 failed, 2 bad usage (nothing was read or written),
@@ -456,6 +434,20 @@ export const watchStopSignals = (graceMs = 2_000): void => {
 export const setStopGrace = (graceMs: number): void => {
   stopGraceMs = graceMs
 }
+
+/**
+ * Prints a queue error (never the URL's credentials: its message holds none) and sets the exit
+ * code: 2 for a queue URL that cannot mean what it says (`invalid_url`) and a queue of another
+ * store or collection (`store_mismatch`), where nothing was read or written; 1 otherwise
+ * (`ingest --queue`, `worker`).
+ */
+export const queueFailed = (json: boolean, e: { readonly _tag: string; readonly reason?: string; readonly message: string }) =>
+  Effect.gen(function*() {
+    if (json) yield* Console.log(JSON.stringify({ error: { _tag: e._tag, reason: e.reason, message: e.message } }))
+    yield* Console.error(`effect-rag: ${e._tag}${e.reason === undefined ? "" : ` (${e.reason})`}: ${e.message}`)
+    const usage = e._tag === "QueueError" && (e.reason === "invalid_url" || e.reason === "store_mismatch")
+    yield* setExitCode(usage ? ExitCode.usage : ExitCode.failure)
+  })
 
 /** Prints a {@link UsageError} on one line and sets exit code 2; other errors pass through. */
 export const exitOnUsage = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A | void, Exclude<E, UsageError>, R> =>

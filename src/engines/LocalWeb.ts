@@ -35,7 +35,7 @@
  */
 import { Cause, Chunk, Clock, Context, Deferred, Duration, Effect, Exit, Fiber, Layer, Option, Schedule, Scope, Stream } from "effect"
 import * as Upload from "../api/Upload.js"
-import { endpointOf, type WebOperation } from "../api/internal/routes.js"
+import { endpointOf, type WebOperation } from "../api/WebRoutes.js"
 import * as Web from "../api/Web.js"
 import * as RagError from "../RagError.js"
 import {
@@ -52,7 +52,7 @@ import * as Robots from "./internal/web/robots.js"
 import { parseSitemap } from "./internal/web/sitemap.js"
 import { precheck, type Policy } from "./internal/web/ssrf.js"
 import { compileFilter, passes, type PathFilter } from "./internal/web/path-filter.js"
-import { normalize, parseHttpUrl, pathDepth, sameSite } from "./internal/web/url.js"
+import { normalize, parseHttpUrl, pathDepth, sameSite } from "../internal/url.js"
 
 // =============================================================================
 // Options

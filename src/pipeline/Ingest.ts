@@ -59,21 +59,8 @@ import * as State from "./internal/ingest-state.js"
 // Inputs
 // =============================================================================
 
-/** Something to ingest. */
-export type Source =
-  | { readonly _tag: "Path"; readonly path: string }
-  | { readonly _tag: "Url"; readonly url: string }
-  | {
-    readonly _tag: "Site"
-    readonly url: string
-    /** Links deep to follow (the web engine's default when omitted). */
-    readonly maxDepth?: number | undefined
-    /** Most pages (the web engine's default when omitted). */
-    readonly limit?: number | undefined
-    /** Crawl path patterns to include / exclude (the web service's `includePaths` / `excludePaths`). */
-    readonly includePaths?: ReadonlyArray<string> | undefined
-    readonly excludePaths?: ReadonlyArray<string> | undefined
-  }
+/** Something to ingest: a file or folder, a page, or a site to crawl. */
+export type Source = Stages.SourceSpec
 
 /** Source constructors. */
 export const Source = {

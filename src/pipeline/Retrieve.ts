@@ -28,8 +28,8 @@ import * as Effect from "effect/Effect"
 import type * as Embeddings from "../api/Embeddings.js"
 import type * as Rerank from "../api/Rerank.js"
 import * as RagError from "../RagError.js"
-import { fuse } from "../store/internal/fusion.js"
-import { analyze, stem, stopWords, words } from "../store/internal/text.js"
+import { fuse } from "../store/Fusion.js"
+import { analyze, stem, stopWords, words } from "../store/TextAnalysis.js"
 import {
   type Collection,
   describeEmbedding,

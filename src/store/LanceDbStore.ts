@@ -69,11 +69,11 @@ import { mkdirSync } from "node:fs"
 import { createRequire } from "node:module"
 import { fileURLToPath } from "node:url"
 import * as Filters from "./internal/filter.js"
-import * as Fusion from "./internal/fusion.js"
+import * as Fusion from "./Fusion.js"
 import * as Hash from "./internal/hash.js"
 import { FieldIndex, weightedTerms } from "./internal/bm25.js"
-import { analyze } from "./internal/text.js"
-import { isObjectStoreUri } from "./internal/uri.js"
+import { analyze } from "./TextAnalysis.js"
+import { defaultDb, isObjectStoreUri } from "./StoreUri.js"
 import {
   type Chunk,
   type Collection,
@@ -157,7 +157,7 @@ export interface Options {
   readonly memoryIndexRows?: number | undefined
 }
 
-export { isObjectStoreUri } from "./internal/uri.js"
+export { isObjectStoreUri } from "./StoreUri.js"
 
 /**
  * The LanceDB `storageOptions` of {@link StorageOptions} (snake_case keys, secrets unwrapped).
@@ -810,7 +810,7 @@ const makeCollection = (table: lancedb.Table, spec: CollectionSpec, settings: Se
   }
 }
 
-/** The default fusion of hybrid search (see `internal/fusion.ts`). */
+/** The default fusion of hybrid search (see `Fusion.ts`). */
 export const defaultFusion = Fusion.defaultFusion
 
 // =============================================================================
@@ -1007,6 +1007,6 @@ export const layerAt = (
 export const layerConfig: Layer.Layer<LanceDbStore | VectorStore, StoreError | ConfigError.ConfigError> =
   Layer.unwrapEffect(
     optionalString("EFFECT_RAG_DB").pipe(
-      Effect.map((uri) => layerAt(Option.getOrElse(uri, () => ".effect-rag/db")))
+      Effect.map((uri) => layerAt(Option.getOrElse(uri, () => defaultDb)))
     )
   )

@@ -10,7 +10,7 @@
 import { Effect, Layer, Option, Ref } from "effect"
 import { FieldIndex, weightedTerms } from "./internal/bm25.js"
 import * as Filters from "./internal/filter.js"
-import { fuse } from "./internal/fusion.js"
+import { fuse } from "./Fusion.js"
 import { contentHash } from "./internal/hash.js"
 import {
   type Chunk,

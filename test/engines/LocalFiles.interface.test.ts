@@ -6,7 +6,7 @@
 import { FetchHttpClient, HttpClient } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Schema } from "effect"
-import * as ApiHttp from "../../src/api/internal/ApiHttp.js"
+import * as ApiHttp from "../../src/api/ApiHttp.js"
 import * as Upload from "../../src/api/Upload.js"
 import * as LocalFiles from "../../src/engines/LocalFiles.js"
 import * as RagConfig from "../../src/RagConfig.js"

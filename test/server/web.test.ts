@@ -6,8 +6,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Layer, Redacted, Schema, Stream } from "effect"
-import * as ApiHttp from "../../src/api/internal/ApiHttp.js"
-import { webCall } from "../../src/api/internal/routes.js"
+import * as ApiHttp from "../../src/api/ApiHttp.js"
+import { webCall } from "../../src/api/WebRoutes.js"
 import * as Search from "../../src/api/Search.js"
 import * as Upload from "../../src/api/Upload.js"
 import * as Web from "../../src/api/Web.js"

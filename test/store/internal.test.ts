@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FieldIndex, weightedTerms } from "../../src/store/internal/bm25.js"
 import * as Filters from "../../src/store/internal/filter.js"
-import * as Fusion from "../../src/store/internal/fusion.js"
-import { analyze } from "../../src/store/internal/text.js"
+import * as Fusion from "../../src/store/Fusion.js"
+import { analyze } from "../../src/store/TextAnalysis.js"
 import { Filter } from "../../src/store/VectorStore.js"
 
 const spec = { name: "t", fields: { lang: "string", year: "number", ok: "boolean" } } as const

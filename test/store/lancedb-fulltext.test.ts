@@ -13,7 +13,7 @@ import { afterAll } from "vitest"
 import { sharedPath } from "../../src/internal/shared.js"
 import * as Retrieve from "../../src/pipeline/Retrieve.js"
 import * as LanceDbStore from "../../src/store/LanceDbStore.js"
-import { terms } from "../../src/store/internal/text.js"
+import { terms } from "../../src/store/TextAnalysis.js"
 import { type Chunk, type Collection, Filter, type TextQuery, VectorStore } from "../../src/store/VectorStore.js"
 
 const root = mkdtempSync(join(tmpdir(), "effect-rag-lance-fts-"))

@@ -5,7 +5,7 @@
 import { Effect, Layer, type Scope } from "effect"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
-import * as ApiHttp from "../../src/api/internal/ApiHttp.js"
+import * as ApiHttp from "../../src/api/ApiHttp.js"
 import * as RagConfig from "../../src/RagConfig.js"
 import * as Server from "../../src/server/Server.js"
 

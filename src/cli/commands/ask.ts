@@ -23,7 +23,8 @@ import * as Stream from "effect/Stream"
 import type * as Answer from "../../pipeline/Answer.js"
 import type * as Search from "../../api/Search.js"
 import * as Shared from "../options.js"
-import { exitOnUsage, location, nonBlank, resolvePrincipal, resolveRetrieval, retrievalOptions, withFilter } from "./query.js"
+import { exitOnUsage, location, nonBlank, resolvePrincipal, resolveRetrieval, retrievalOptions, withFilter } from "../retrieval.js"
+import * as Wiring from "../../Wiring.js"
 
 /** The sources list printed after an answer: the cited ones, or all when none is cited. */
 export const formatSources = (answer: Answer.Answer): string => {
@@ -50,9 +51,7 @@ const apiLayer = (model: string | undefined) =>
   Layer.unwrapEffect(Effect.gen(function*() {
     const Chat = yield* Shared.load(() => import("../../api/Chat.js"))
     const Search = yield* Shared.load(() => import("../../api/Search.js"))
-    const ApiHttp = yield* Shared.load(() => import("../../api/internal/ApiHttp.js"))
-    const RagConfig = yield* Shared.load(() => import("../../RagConfig.js"))
-    return Layer.mergeAll(Chat.layer({ model }), Search.layer).pipe(Layer.provide(ApiHttp.layer), Layer.provide(RagConfig.layerConfig))
+    return Layer.mergeAll(Chat.layer({ model }), Search.layer).pipe(Layer.provide(Wiring.apiClient))
   }))
 
 /** The `ask` command. */
@@ -76,7 +75,7 @@ export const command = Command.make(
     Effect.gen(function*() {
       const question = yield* nonBlank("the question", args.question)
       const Answer = yield* Shared.load(() => import("../../pipeline/Answer.js"))
-      const model = Option.isSome(args.model) ? args.model : yield* Shared.setting("EFFECT_RAG_CHAT_MODEL")
+      const model = Option.isSome(args.model) ? args.model : yield* Wiring.setting("EFFECT_RAG_CHAT_MODEL")
       const tty = process.stdout.isTTY === true && !args.json
       let answer: Answer.Answer
       if (args.search) {

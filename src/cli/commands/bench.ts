@@ -2,122 +2,24 @@
  * `effect-rag bench retrieval --dataset DIR [--json FILE] [--embedder none|remote|use-lite|onnx:DIR]
  * [--passage-words N]`: the retrieval benchmark of `src/bench/Runner.ts`.
  *
- * Embedders: `none` (default; full-text modes only), `remote` (the `/v1/embeddings` layer of the
- * client, configured from `EFFECT_RAG_*`; model from `EFFECT_RAG_EMBEDDING_MODEL`, dimension
- * from `EFFECT_RAG_EMBEDDING_DIMENSION`), `use-lite` (Universal Sentence Encoder lite, offline,
- * from its npm package) and `onnx:DIR` (a transformers.js model folder; a hub id only with
- * `EFFECT_RAG_ALLOW_DOWNLOADS=true`). Rerankers (`--reranker`): `none` (default), `remote`
- * (`/v1/rerank`, model `EFFECT_RAG_RERANK_MODEL`) and `onnx:DIR` (a cross-encoder folder).
- * An embedder or reranker that cannot be built is never replaced by another: its modes are
- * reported as skipped with the reason.
+ * Embedders (`--embedder`, default `none`: full-text modes only) and rerankers (`--reranker`,
+ * default `none`) are built by name by the wiring (`Wiring.resolveEmbedder`,
+ * `Wiring.resolveReranker`: `none`, `remote`, `use-lite`, `onnx:DIR`). An embedder or reranker
+ * that cannot be built is never replaced by another: its modes are reported as skipped with the
+ * reason.
  *
  * @since 0.1.0
  */
 import { Args, Command, Options } from "@effect/cli"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import type * as Scope from "effect/Scope"
 import { mkdirSync, writeFileSync } from "node:fs"
-import { availableParallelism } from "node:os"
 import { dirname, resolve } from "node:path"
-import type * as Runner from "../../bench/Runner.js"
 import { sharedPath } from "../../internal/shared.js"
 import type * as Retrieve from "../../pipeline/Retrieve.js"
-import { defaultTextWeight } from "../../store/internal/fusion.js"
+import { defaultTextWeight } from "../../store/Fusion.js"
 import type { Fusion } from "../../store/VectorStore.js"
+import * as Wiring from "../../Wiring.js"
 import * as Shared from "../options.js"
-
-// the embedders, rerankers and the runner load when a command uses them (start-up stays light)
-const remoteModules = Shared.load(() =>
-  Promise.all([import("../../api/internal/ApiHttp.js"), import("../../RagConfig.js")])
-)
-
-/** An embedder chosen by name, or the reason there is none. */
-export interface ResolvedEmbedder {
-  readonly embedder: Runner.Options["embedder"]
-  readonly reason: string | undefined
-}
-
-/**
- * Resolves `--embedder`. Never falls back silently: an embedder that cannot be built yields no
- * embedder and the reason, which the benchmark prints for the skipped modes.
- */
-export const resolveEmbedder = (spec: string): Effect.Effect<ResolvedEmbedder, Shared.UsageError, Scope.Scope> =>
-  Effect.gen(function*() {
-    if (spec === "none") return { embedder: undefined, reason: "no embedder configured (--embedder none)" }
-    if (spec === "remote") {
-      const Embeddings = yield* Shared.load(() => import("../../api/Embeddings.js"))
-      const [ApiHttp, RagConfig] = yield* remoteModules
-      const model = process.env["EFFECT_RAG_EMBEDDING_MODEL"]
-      const dimension = Number(process.env["EFFECT_RAG_EMBEDDING_DIMENSION"] ?? "NaN")
-      if (!Number.isInteger(dimension) || dimension <= 0) {
-        return {
-          embedder: undefined,
-          reason: "--embedder remote needs EFFECT_RAG_EMBEDDING_DIMENSION (and EFFECT_RAG_EMBEDDING_MODEL) to create the collection"
-        }
-      }
-      const service = yield* Embeddings.make({ model, dimension }).pipe(
-        Effect.provide(ApiHttp.layer.pipe(Layer.provide(RagConfig.layerConfig))),
-        Effect.either
-      )
-      if (service._tag === "Left") return { embedder: undefined, reason: `remote embedder: ${String(service.left)}` }
-      return { embedder: { id: `remote:${service.right.defaultModel}`, service: service.right }, reason: undefined }
-    }
-    if (spec === "use-lite") {
-      yield* Shared.requirePart("useLite")
-      // one model thread per core, at most 2 (a copy of the model each)
-      const concurrency = Math.max(1, Math.min(2, availableParallelism()))
-      const UseLiteEmbeddings = yield* Shared.load(() => import("../../engines/UseLiteEmbeddings.js"))
-      // in worker threads even on one core: a forward pass never holds the event loop of the server
-      const service = yield* Effect.either(UseLiteEmbeddings.make({ concurrency, threads: true }))
-      if (service._tag === "Left") return { embedder: undefined, reason: `use-lite: ${service.left.message}` }
-      return { embedder: { id: "use-lite", service: service.right }, reason: undefined }
-    }
-    if (spec.startsWith("onnx:")) {
-      yield* Shared.requirePart("onnx")
-      const OnnxEmbeddings = yield* Shared.load(() => import("../../engines/OnnxEmbeddings.js"))
-      const service = yield* Effect.either(OnnxEmbeddings.make({ model: spec.slice("onnx:".length), ...downloads() }))
-      if (service._tag === "Left") return { embedder: undefined, reason: `${spec}: ${service.left.message}` }
-      return { embedder: { id: `onnx:${service.right.defaultModel}`, service: service.right }, reason: undefined }
-    }
-    return { embedder: undefined, reason: `unknown embedder ${JSON.stringify(spec)} (none, remote, use-lite, onnx:DIR)` }
-  })
-
-/** Download settings of the ONNX layers, from the environment (downloads off unless asked for). */
-const downloads = () => ({
-  allowDownloads: /^(1|true|yes)$/i.test(process.env["EFFECT_RAG_ALLOW_DOWNLOADS"] ?? ""),
-  cacheDir: process.env["EFFECT_RAG_MODEL_CACHE"]
-})
-
-/** A reranker chosen by name, or the reason there is none. */
-export interface ResolvedReranker {
-  readonly reranker: Runner.Options["reranker"]
-  readonly reason: string | undefined
-}
-
-/** Resolves `--reranker` (`none`, `remote`, `onnx:DIR`); never falls back silently. */
-export const resolveReranker = (spec: string): Effect.Effect<ResolvedReranker, Shared.UsageError> =>
-  Effect.gen(function*() {
-    if (spec === "none") return { reranker: undefined, reason: "no reranker configured (--reranker none)" }
-    if (spec === "remote") {
-      const Rerank = yield* Shared.load(() => import("../../api/Rerank.js"))
-      const [ApiHttp, RagConfig] = yield* remoteModules
-      const service = yield* Rerank.make({ model: process.env["EFFECT_RAG_RERANK_MODEL"] }).pipe(
-        Effect.provide(ApiHttp.layer.pipe(Layer.provide(RagConfig.layerConfig))),
-        Effect.either
-      )
-      if (service._tag === "Left") return { reranker: undefined, reason: `remote reranker: ${String(service.left)}` }
-      return { reranker: { id: `remote:${service.right.defaultModel}`, service: service.right }, reason: undefined }
-    }
-    if (spec.startsWith("onnx:")) {
-      yield* Shared.requirePart("onnx")
-      const OnnxRerank = yield* Shared.load(() => import("../../engines/OnnxRerank.js"))
-      const service = yield* Effect.either(OnnxRerank.make({ model: spec.slice("onnx:".length), ...downloads() }))
-      if (service._tag === "Left") return { reranker: undefined, reason: `${spec}: ${service.left.message}` }
-      return { reranker: { id: `onnx:${service.right.defaultModel}`, service: service.right }, reason: undefined }
-    }
-    return { reranker: undefined, reason: `unknown reranker ${JSON.stringify(spec)} (none, remote, onnx:DIR)` }
-  })
 
 /**
  * Parses a fusion: `rrf` or `rrf:K` or `rrf:K:TEXT_WEIGHT` (reciprocal rank fusion, the text
@@ -208,8 +110,8 @@ export const retrieval = Command.make(
       return yield* Effect.fail(new Error(`--fusion ${o.fusion.value}: expected rrf[:K[:TEXT_WEIGHT]] or weighted:W`))
     }
     const Runner = yield* Shared.load(() => import("../../bench/Runner.js"))
-    const e = yield* resolveEmbedder(o.embedder)
-    const r = yield* resolveReranker(o.reranker)
+    const e = yield* Shared.asUsage("bench")(Wiring.resolveEmbedder(o.embedder))
+    const r = yield* Shared.asUsage("bench")(Wiring.resolveReranker(o.reranker))
     const report = yield* Runner.run({
       dataset: resolve(o.dataset),
       passageWords: o.passageWords,

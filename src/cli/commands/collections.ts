@@ -19,9 +19,8 @@ import * as Option from "effect/Option"
 import { readdirSync, statSync } from "node:fs"
 import { join } from "node:path"
 import type * as IngestModule from "../../pipeline/Ingest.js"
-import { isObjectStoreUri } from "../../store/internal/uri.js"
-import type * as LanceDbStoreModule from "../../store/LanceDbStore.js"
 import { type Collection, CollectionNotFound, StoreError, VectorStore, type VectorStoreError } from "../../store/VectorStore.js"
+import * as Wiring from "../../Wiring.js"
 import * as Shared from "../options.js"
 
 type Ingest = typeof IngestModule
@@ -54,24 +53,34 @@ const folderBytes = (path: string): number => {
   }
 }
 
-/** The bytes of a collection (see {@link CollectionStats.bytes}). */
-const storedBytes = (db: string, name: string): Effect.Effect<number, VectorStoreError, LanceDbStoreModule.LanceDbStore> =>
-  isObjectStoreUri(db)
-    ? Effect.flatMap(
-      Effect.flatMap(Shared.load(() => import("../../store/LanceDbStore.js")), (m) => m.LanceDbStore),
-      (s) =>
-        Effect.tryPromise({
-        try: async () => (await (await s.connection.openTable(name)).stats()).totalBytes,
-        catch: (cause) => new StoreError({ op: "stats", message: `stats: ${cause instanceof Error ? cause.message : String(cause)}`, cause })
-      }))
-    : Effect.sync(() => folderBytes(join(db, `${name}.lance`)))
+/**
+ * The bytes of a collection (see {@link CollectionStats.bytes}): its folder on disk; on an object
+ * store, what LanceDB counts; 0 for a store that keeps no files (the memory store).
+ */
+const storedBytes = (db: string, name: string): Effect.Effect<number, VectorStoreError> => {
+  switch (Wiring.storeAdapter(db).location) {
+    case "folder":
+      return Effect.sync(() => folderBytes(join(db, `${name}.lance`)))
+    case "process":
+      return Effect.succeed(0)
+    case "remote":
+      return Effect.flatMap(
+        Effect.flatMap(Shared.load(() => import("../../store/LanceDbStore.js")), (m) => Effect.serviceOption(m.LanceDbStore)),
+        (s) =>
+          Option.isNone(s) ? Effect.succeed(0) : Effect.tryPromise({
+            try: async () => (await (await s.value.connection.openTable(name)).stats()).totalBytes,
+            catch: (cause) => new StoreError({ op: "stats", message: `stats: ${cause instanceof Error ? cause.message : String(cause)}`, cause })
+          })
+      )
+  }
+}
 
 /** Reads the statistics of a collection (one scan of its document ids and one of its manifest). */
 export const stats = (
   db: string,
   c: Collection,
   manifest: Option.Option<Collection>
-): Effect.Effect<CollectionStats, VectorStoreError, LanceDbStoreModule.LanceDbStore> =>
+): Effect.Effect<CollectionStats, VectorStoreError> =>
   Effect.gen(function*() {
     const Ingest = yield* Shared.load(() => import("../../pipeline/Ingest.js"))
     const chunks = yield* c.count()
@@ -102,18 +111,17 @@ const openManifest = (Ingest: Ingest, name: string) =>
 
 const mib = (b: number) => `${(b / 1024 / 1024).toFixed(1)} MiB`
 
-/** Runs a subcommand body with LanceDB in the resolved `--db`, mapping failures to exit 1. */
+/** Runs a subcommand body with the store of the resolved `--db` (`Wiring.storeLayer`), mapping failures to exit 1. */
 const withStore = (
   args: { readonly db: Option.Option<string>; readonly config: Option.Option<string>; readonly json: boolean },
-  body: (db: string, Ingest: Ingest) => Effect.Effect<void, VectorStoreError, VectorStore | LanceDbStoreModule.LanceDbStore>
+  body: (db: string, Ingest: Ingest) => Effect.Effect<void, VectorStoreError, VectorStore>
 ) =>
   Effect.gen(function*() {
-    const db = yield* Shared.resolveDb(args.db)
+    const db = yield* Wiring.dbUri(args.db)
     const exists = Shared.existingDbFolder(db)
     if (Either.isLeft(exists)) return yield* new CollectionNotFound({ name: "", message: exists.left.message })
     const Ingest = yield* Shared.load(() => import("../../pipeline/Ingest.js"))
-    const LanceDbStore = yield* Shared.load(() => import("../../store/LanceDbStore.js"))
-    yield* body(db, Ingest).pipe(Effect.provide(LanceDbStore.layerAt(db)))
+    yield* body(db, Ingest).pipe(Effect.provide(Wiring.storeLayer(db)))
   }).pipe(
     Shared.withConfigFile(args.config),
     Effect.catchIf((e) => e._tag !== "UsageError", (e) =>
@@ -176,7 +184,7 @@ export const statsCommand = Command.make("stats", { ...common, name }, (args) =>
         `chunks: ${s.chunks}`,
         `embedding: ${s.embedding === null ? "none (full-text only)" : `${s.embedding.model} (${s.embedding.dimension}-d)`}`,
         `fields: ${Object.entries(s.fields).map(([k, t]) => `${k}:${t}`).join(", ") || "none"}`,
-        `${isObjectStoreUri(db) ? "stored" : "on disk"}: ${mib(s.bytes)}`
+        `${Wiring.storeAdapter(db).location === "folder" ? "on disk" : "stored"}: ${mib(s.bytes)}`
       ].join("\n"))
     })).pipe(refuseManifest("stats", args.name))).pipe(Command.withDescription("Statistics of a collection"))
 

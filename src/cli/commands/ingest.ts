@@ -42,6 +42,7 @@ import type * as Redacted from "effect/Redacted"
 import { statSync } from "node:fs"
 import type * as Ingest from "../../pipeline/Ingest.js"
 import { checkAccess } from "../../store/VectorStore.js"
+import * as Wiring from "../../Wiring.js"
 import * as Shared from "../options.js"
 
 // =============================================================================
@@ -232,33 +233,6 @@ export const progressReporter = (options: { readonly tty: boolean; readonly quie
 // Handler
 // =============================================================================
 
-/**
- * The layers of an ingest: the upload engine (`EFFECT_RAG_UPLOAD`: `local`, the default, or
- * `remote`), the local web engine on top of it, and LanceDB in `db`. Loads them on first use.
- */
-export const ingestLayer = (options: {
-  readonly db: string
-  readonly upload: "local" | "remote"
-  readonly concurrency: number
-  readonly allowPrivate: boolean
-}) =>
-  Layer.unwrapEffect(Effect.gen(function*() {
-    const LanceDbStore = yield* Shared.load(() => import("../../store/LanceDbStore.js"))
-    const LocalWeb = yield* Shared.load(() => import("../../engines/LocalWeb.js"))
-    let upload
-    if (options.upload === "remote") {
-      const Upload = yield* Shared.load(() => import("../../api/Upload.js"))
-      const ApiHttp = yield* Shared.load(() => import("../../api/internal/ApiHttp.js"))
-      const RagConfig = yield* Shared.load(() => import("../../RagConfig.js"))
-      upload = Upload.layer.pipe(Layer.provide(ApiHttp.layer), Layer.provide(RagConfig.layerConfig))
-    } else {
-      const LocalFiles = yield* Shared.load(() => import("../../engines/LocalFiles.js"))
-      upload = LocalFiles.layer({ concurrency: options.concurrency })
-    }
-    const web = LocalWeb.layer({ allowPrivate: options.allowPrivate }).pipe(Layer.provide(upload))
-    return Layer.mergeAll(upload, web, LanceDbStore.layerAt(options.db))
-  }))
-
 /** A local source that does not exist (URLs are checked when fetched). */
 const missingSource = (source: string): boolean => {
   if (/^https?:\/\//i.test(source)) return false
@@ -290,21 +264,21 @@ export const runIngest = (args: IngestArgs): Effect.Effect<Option.Option<Ingest.
     if (accessProblem !== undefined) return yield* usage(`--access: ${Shared.printable(accessProblem)}`)
     const missing = args.sources.filter(missingSource)
     if (missing.length > 0) return yield* usage(`no such file or folder: ${Shared.printable(missing.join(", "))}`)
-    const db = yield* Shared.resolveDb(args.db)
+    const db = yield* Wiring.dbUri(args.db)
     const collection = yield* Shared.resolveCollection(args.collection)
     if (collection.endsWith("__ingest")) {
       return yield* usage(`--collection ${Shared.printable(collection)}: names ending with __ingest are reserved for the ingest manifests`)
     }
-    const embedderSpec = yield* Shared.resolveEmbedderSpec(args.embedder)
-    const upload = yield* Shared.resolveUploadEngine("ingest")
+    const embedderSpec = yield* Wiring.embedderSpec(args.embedder)
+    const upload = yield* Shared.asUsage("ingest")(Wiring.uploadEngine)
+    const web = yield* Shared.asUsage("ingest")(Wiring.webEngine)
     if (upload === "remote" && Option.isSome(args.password)) {
       return yield* usage("--password needs the local document engine (EFFECT_RAG_UPLOAD=local): the remote upload endpoint takes no password")
     }
     const prepared = Shared.prepareDbFolder(db)
     if (Either.isLeft(prepared)) return yield* Effect.fail(prepared.left)
     const Ingest = yield* Shared.load(() => import("../../pipeline/Ingest.js"))
-    const { resolveEmbedder } = yield* Shared.load(() => import("./bench.js"))
-    const resolved = yield* resolveEmbedder(embedderSpec)
+    const resolved = yield* Shared.asUsage("ingest")(Wiring.resolveEmbedder(embedderSpec))
     if (embedderSpec !== "none" && resolved.embedder === undefined) {
       yield* Console.error(`effect-rag ingest: ${resolved.reason ?? `cannot build the embedder ${embedderSpec}`}`)
       yield* Shared.setExitCode(Shared.ExitCode.failure)
@@ -332,7 +306,7 @@ export const runIngest = (args: IngestArgs): Effect.Effect<Option.Option<Ingest.
       ...(Option.isSome(args.password) ? { upload: { ...Ingest.defaultUploadOptions, password: args.password.value } } : {}),
       onProgress: reporter.onProgress
     }).pipe(
-      Effect.provide(ingestLayer({ db, upload, concurrency: args.concurrency, allowPrivate: args.allowPrivate })),
+      Effect.provide(Wiring.ingestLayer({ db, upload, web, concurrency: args.concurrency, allowPrivate: args.allowPrivate })),
       Effect.either,
       // SIGINT / SIGTERM: the run is interrupted (its scope closes the workers and the store);
       // say what was done. main.ts sets the exit status (130 / 143).
@@ -390,7 +364,7 @@ const runQueued = (args: IngestArgs, url: Redacted.Redacted<string>): Effect.Eff
     const config = { url }
     if (args.status === true) {
       const status = yield* Effect.either(IngestQueue.status(config, collection))
-      if (status._tag === "Left") return yield* queueFailed(args.json, status.left)
+      if (status._tag === "Left") return yield* Shared.queueFailed(args.json, status.left)
       const s = status.right
       if (args.json) {
         yield* Console.log(JSON.stringify(s, null, 2))
@@ -420,22 +394,25 @@ const runQueued = (args: IngestArgs, url: Redacted.Redacted<string>): Effect.Eff
         Ingest.Source.site(u, Option.match(args.maxDepth ?? Option.none(), { onNone: () => ({}), onSome: (maxDepth) => ({ maxDepth }) }))
       )
     ]
-    const layer = Layer.unwrapEffect(Effect.gen(function*() {
-      const LocalWeb = yield* Shared.load(() => import("../../engines/LocalWeb.js"))
-      const LocalFiles = yield* Shared.load(() => import("../../engines/LocalFiles.js"))
-      return LocalWeb.layer({ allowPrivate: args.allowPrivate }).pipe(Layer.provide(LocalFiles.layer({ concurrency: 1 })))
-    }))
+    // the producer crawls `--site`s itself (with the local document engine for what it finds)
+    const webEngine = yield* Shared.asUsage("ingest")(Wiring.webEngine)
+    const layer = Wiring.webLayer(webEngine, { allowPrivate: args.allowPrivate }).pipe(
+      Layer.provide(Wiring.uploadLayer("local", { concurrency: 1 }))
+    )
     const needsWeb = args.site.length > 0
     // the store the workers are to write to, when the producer names one
-    const explicitDb = Option.isSome(args.db) || Option.isSome(yield* Shared.setting("EFFECT_RAG_DB"))
-    const store = explicitDb ? yield* Shared.resolveDb(args.db) : undefined
+    const explicitDb = Option.isSome(args.db) || Option.isSome(yield* Wiring.setting("EFFECT_RAG_DB"))
+    const store = explicitDb ? yield* Wiring.dbUri(args.db) : undefined
+    if (store !== undefined && Wiring.storeAdapter(store).location === "process") {
+      return yield* usage(`--db ${store}: the workers run in other processes, which cannot see this process's memory store`)
+    }
     const enqueue = IngestQueue.enqueue({ sources, collection, include: args.include, exclude: args.exclude }, config, {
       attempts,
       store,
       onProgress: (n) => (args.json ? Effect.void : Console.error(`submitted ${n} document(s)`))
     })
     const result = yield* Effect.either(needsWeb ? Effect.provide(enqueue, layer) : enqueue)
-    if (result._tag === "Left") return yield* queueFailed(args.json, result.left)
+    if (result._tag === "Left") return yield* Shared.queueFailed(args.json, result.left)
     const r = result.right
     if (args.json) {
       yield* Console.log(JSON.stringify({ ...r, failures: r.failures.map(failureJson) }, null, 2))
@@ -446,19 +423,6 @@ const runQueued = (args: IngestArgs, url: Redacted.Redacted<string>): Effect.Eff
       yield* Console.log(lines.join("\n"))
     }
     yield* Shared.setExitCode(r.failures.length === 0 ? Shared.ExitCode.success : r.documents > 0 ? Shared.ExitCode.partial : Shared.ExitCode.failure)
-  })
-
-/**
- * Prints a queue error (never the URL's credentials: its message holds none) and sets the exit
- * code: 2 for a queue URL that cannot mean what it says (`invalid_url`) and a queue of another
- * store or collection (`store_mismatch`), where nothing was read or written; 1 otherwise.
- */
-export const queueFailed = (json: boolean, e: { readonly _tag: string; readonly reason?: string; readonly message: string }) =>
-  Effect.gen(function*() {
-    if (json) yield* Console.log(JSON.stringify({ error: { _tag: e._tag, reason: e.reason, message: e.message } }))
-    yield* Console.error(`effect-rag: ${e._tag}${e.reason === undefined ? "" : ` (${e.reason})`}: ${e.message}`)
-    const usage = e._tag === "QueueError" && (e.reason === "invalid_url" || e.reason === "store_mismatch")
-    yield* Shared.setExitCode(usage ? Shared.ExitCode.usage : Shared.ExitCode.failure)
   })
 
 // =============================================================================

@@ -8,6 +8,7 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Models from "../../api/Models.js"
+import * as Wiring from "../../Wiring.js"
 import * as Shared from "../options.js"
 
 const json = Options.boolean("json").pipe(Options.withDescription("print the model list as JSON"))
@@ -28,10 +29,8 @@ export const formatTable = (list: Models.ModelList): string => {
 export const command = Command.make("models", { json, config: Shared.config }, ({ config, json }) =>
   Effect.gen(function*() {
     const Models = yield* Shared.load(() => import("../../api/Models.js"))
-    const ApiHttp = yield* Shared.load(() => import("../../api/internal/ApiHttp.js"))
-    const RagConfig = yield* Shared.load(() => import("../../RagConfig.js"))
     const list = yield* Effect.flatMap(Models.Models, (models) => models.list).pipe(
-      Effect.provide(Models.layer.pipe(Layer.provide(ApiHttp.layer), Layer.provide(RagConfig.layerConfig)))
+      Effect.provide(Models.layer.pipe(Layer.provide(Wiring.apiClient)))
     )
     yield* Console.log(json ? JSON.stringify(list, null, 2) : formatTable(list))
   }).pipe(Shared.withConfigFile(config), Shared.exitOnUsage)).pipe(Command.withDescription("List the models of the configured service (GET /v1/models)."))

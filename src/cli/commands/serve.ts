@@ -36,6 +36,7 @@ import * as Option from "effect/Option"
 import type * as Models from "../../api/Models.js"
 import type * as ServerModule from "../../server/Server.js"
 import * as RagError from "../../RagError.js"
+import * as Wiring from "../../Wiring.js"
 import * as Shared from "../options.js"
 
 /** What `serve` runs, loaded when it runs (the command definition stays light for start-up). */
@@ -44,19 +45,16 @@ const modules = Shared.load(() =>
     import("../../api/Chat.js"),
     import("../../api/Embeddings.js"),
     import("../../api/Images.js"),
-    import("../../api/internal/ApiHttp.js"),
+    import("../../api/ApiHttp.js"),
     import("../../api/Models.js"),
     import("../../api/Music.js"),
     import("../../api/Rerank.js"),
     import("../../api/Search.js"),
     import("../../api/Video.js"),
-    import("../../engines/LocalWeb.js"),
     import("../../Layers.js"),
     import("../../RagConfig.js"),
     import("../../server/Server.js"),
     import("../../server/routes/models.js"),
-    import("./bench.js"),
-    import("../../store/LanceDbStore.js"),
     import("node:fs/promises")
   ])
 )
@@ -64,12 +62,12 @@ const modules = Shared.load(() =>
 const host = Options.text("host").pipe(Options.withDefault("127.0.0.1"), Options.withDescription("address to bind"))
 const port = Options.integer("port").pipe(Options.withDefault(8080), Options.withDescription("port (0: any free port)"))
 const embedder = Options.text("embedder").pipe(
-  Options.withDefault("none"),
-  Options.withDescription("embedder behind POST /v1/embeddings: none, use-lite, onnx:DIR, remote")
+  Options.optional,
+  Options.withDescription("embedder behind POST /v1/embeddings: none, use-lite, onnx:DIR, remote (default: $EFFECT_RAG_EMBEDDER or none)")
 )
 const reranker = Options.text("reranker").pipe(
-  Options.withDefault("none"),
-  Options.withDescription("reranker behind POST /v1/rerank: none, onnx:DIR, remote")
+  Options.optional,
+  Options.withDescription("reranker behind POST /v1/rerank: none, onnx:DIR, remote (default: $EFFECT_RAG_RERANKER or none)")
 )
 
 const allowPrivate = Options.boolean("allow-private").pipe(
@@ -162,8 +160,7 @@ const refuse = (message: string) => new RagError.ConfigurationError({ endpoint: 
 /** The `serve` command. */
 export const command = Command.make("serve", { host, port, embedder, reranker, allowPrivate, gateway, db, keys, config: Shared.config, ...limitFlags }, (o) =>
   Effect.gen(function*() {
-    const [Chat, Embeddings, Images, ApiHttp, Models, Music, Rerank, Search, Video, LocalWeb, Layers, RagConfig, Server, ModelRoutes, { resolveEmbedder, resolveReranker }, LanceDbStore, fs] =
-      yield* modules
+    const [Chat, Embeddings, Images, ApiHttp, Models, Music, Rerank, Search, Video, Layers, RagConfig, Server, ModelRoutes, fs] = yield* modules
     const given = (value: Option.Option<number>) => Option.getOrUndefined(value)
     const limits: Partial<ServerModule.Limits> = {
       jsonBodyBytes: given(o.jsonBodyBytes),
@@ -188,25 +185,27 @@ export const command = Command.make("serve", { host, port, embedder, reranker, a
       return yield* refuse(`--${limitSpecs[key][0]} must be a positive number, not ${value}`)
     }
     const extractTimeout = given(o.extractTimeoutMs)
-    const documentEngine = Layers.uploadFromConfigWith({
+    const documentEngine = Wiring.uploadFromConfig({
       ...(extractTimeout === undefined ? {} : { timeout: Duration.millis(extractTimeout) }),
       memoryMb: given(o.extractMemoryMb),
       recycleMb: given(o.extractRecycleMb)
     })
     const apiKey = yield* Config.option(Config.redacted("EFFECT_RAG_SERVER_KEY"))
-    const keysPath = Option.isSome(o.keys) ? o.keys : yield* Shared.setting("EFFECT_RAG_SERVER_KEYS")
+    const keysPath = Option.isSome(o.keys) ? o.keys : yield* Wiring.setting("EFFECT_RAG_SERVER_KEYS")
     const keyGrants = Option.isNone(keysPath) ? [] : yield* Effect.tryPromise({
       try: () => fs.readFile(keysPath.value, "utf8"),
       catch: (e) => refuse(`--keys ${keysPath.value}: cannot read it (${(e as NodeJS.ErrnoException).code ?? "error"})`)
     }).pipe(
       Effect.flatMap((text) => Effect.mapError(Server.parseKeys(text), (m) => refuse(`--keys ${keysPath.value}: ${m}`)))
     )
-    const dbUri = Option.isSome(o.db) ? Option.some(yield* Shared.resolveDb(o.db)) : Option.none<string>()
+    const dbUri = Option.isSome(o.db) ? Option.some(yield* Wiring.dbUri(o.db)) : Option.none<string>()
     if (Option.isSome(keysPath) && keyGrants.length === 0) return yield* refuse(`--keys ${keysPath.value}: the file lists no key`)
-    const e = yield* resolveEmbedder(o.embedder)
-    if (o.embedder !== "none" && e.embedder === undefined) return yield* refuse(e.reason ?? o.embedder)
-    const r = yield* resolveReranker(o.reranker)
-    if (o.reranker !== "none" && r.reranker === undefined) return yield* refuse(r.reason ?? o.reranker)
+    const embedderSpec = yield* Wiring.embedderSpec(o.embedder)
+    const e = yield* Shared.asUsage("serve")(Wiring.resolveEmbedder(embedderSpec))
+    if (embedderSpec !== "none" && e.embedder === undefined) return yield* refuse(e.reason ?? embedderSpec)
+    const rerankerSpec = yield* Wiring.rerankerSpec(o.reranker)
+    const r = yield* Shared.asUsage("serve")(Wiring.resolveReranker(rerankerSpec))
+    if (rerankerSpec !== "none" && r.reranker === undefined) return yield* refuse(r.reason ?? rerankerSpec)
     // `created` (OpenAI's model field): when this server started serving the model
     const created = Math.floor(Date.now() / 1000)
     const models: Array<Models.ModelRecord> = [
@@ -241,11 +240,11 @@ export const command = Command.make("serve", { host, port, embedder, reranker, a
     const services = Layer.mergeAll(
       gatewayServices,
       // one document engine, shared by /upload and by the web engine (PDFs found while crawling)
-      LocalWeb.layer({ allowPrivate: o.allowPrivate, pageBytes: given(o.crawlPageBytes) }).pipe(Layer.provideMerge(documentEngine)),
+      Wiring.localWebLayer({ allowPrivate: o.allowPrivate, pageBytes: given(o.crawlPageBytes) }).pipe(Layer.provideMerge(documentEngine)),
       Option.isSome(upstream) ? Layer.empty : Models.layerList(models),
       e.embedder ? Layer.succeed(Embeddings.Embeddings, e.embedder.service) : Layer.empty,
       r.reranker ? Layer.succeed(Rerank.Rerank, r.reranker.service) : Layer.empty,
-      Option.isSome(dbUri) ? LanceDbStore.layerAt(dbUri.value) : Layer.empty
+      Option.isSome(dbUri) ? Wiring.storeLayer(dbUri.value) : Layer.empty
     )
     const served = [
       "POST /upload",

@@ -14,6 +14,7 @@
  */
 import { Args, Command, Options } from "@effect/cli"
 import * as Chunk from "effect/Chunk"
+import type * as ConfigError from "effect/ConfigError"
 import * as Console from "effect/Console"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -23,19 +24,22 @@ import * as Stream from "effect/Stream"
 import * as Web from "../../api/Web.js"
 import * as RagError from "../../RagError.js"
 import type * as LocalWeb from "../../engines/LocalWeb.js"
+import * as Wiring from "../../Wiring.js"
 import * as Shared from "../options.js"
 
 /**
- * The local web engine with the local document engine for non-HTML pages: what the commands
- * run on (loaded when a command runs). `allowPrivate` opens private and loopback addresses (off
- * by default).
+ * The web engine of `EFFECT_RAG_WEB` (`local`, the default, or `remote`) over the document
+ * engine of `EFFECT_RAG_UPLOAD` for non-HTML pages: what the commands run on (`Wiring`, loaded
+ * when a command runs). `allowPrivate` opens private and loopback addresses to the local engine
+ * (off by default).
  */
-export const webLayer = (options: LocalWeb.Options = {}): Layer.Layer<Web.Web | LocalWeb.LocalWeb> =>
-  Layer.unwrapEffect(Effect.gen(function*() {
-    const LocalWeb = yield* Shared.load(() => import("../../engines/LocalWeb.js"))
-    const LocalFiles = yield* Shared.load(() => import("../../engines/LocalFiles.js"))
-    return LocalWeb.layer(options).pipe(Layer.provide(LocalFiles.layer()))
-  }))
+export const webLayer = (options: LocalWeb.Options = {}): Layer.Layer<Web.Web, RagError.ConfigurationError | ConfigError.ConfigError> =>
+  Layer.unwrapEffect(
+    Effect.map(
+      Effect.all([Wiring.webEngine, Wiring.uploadEngine]),
+      ([web, upload]) => Wiring.webLayer(web, options).pipe(Layer.provide(Wiring.uploadLayer(upload)))
+    )
+  )
 
 /** `--sitemap` values: `LocalWeb.sitemapModes`, spelled here so the command loads no engine to parse. */
 const sitemapModes = ["include", "skip", "only"] as const satisfies ReadonlyArray<LocalWeb.SitemapMode>
@@ -99,19 +103,18 @@ export const runCrawl = (args: CrawlArgs) =>
     const sitemap = args.sitemap ?? Option.none()
     const started = Option.isNone(sitemap)
       ? yield* web.crawl(request)
-      : yield* Effect.flatMap(Shared.load(() => import("../../engines/LocalWeb.js")), (LocalWeb) =>
-        Effect.flatMap(Effect.serviceOption(LocalWeb.LocalWeb), (local) =>
-        Option.isNone(local)
+      : yield* Effect.flatMap(Wiring.localWebEngine, ({ defaultMaxDepth, engine }) =>
+        Option.isNone(engine)
           ? Effect.fail(
             new RagError.ConfigurationError({
               endpoint: "crawl",
               message: "--sitemap needs the local web engine (LocalWeb.layer)"
             })
           )
-          : local.value.crawlWith(request, {
-            maxHops: Option.getOrElse(args.maxDepth, () => LocalWeb.defaultMaxDepth),
+          : engine.value.crawlWith(request, {
+            maxHops: Option.getOrElse(args.maxDepth, () => defaultMaxDepth),
             sitemap: sitemap.value
-          })))
+          }))
     const job = yield* web.waitForCrawl(started.id, { interval: Duration.millis(250) })
     const pages = Chunk.toReadonlyArray(yield* Stream.runCollect(web.crawlPages(started.id)))
     const record: Web.CrawlJob = { ...job, next: null, data: pages }

@@ -26,8 +26,8 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import type { WorkerEvent } from "../../pipeline/IngestQueue.js"
+import * as Wiring from "../../Wiring.js"
 import * as Shared from "../options.js"
-import { ingestLayer, queueFailed } from "./ingest.js"
 
 /** The `worker` subcommand. */
 export const command = Command.make(
@@ -66,19 +66,22 @@ export const command = Command.make(
         if (!Number.isInteger(n) || n < 1) return yield* usage(`${name} must be a positive integer`)
       }
       yield* Shared.requirePart("queue")
-      const db = yield* Shared.resolveDb(args.db)
+      const db = yield* Wiring.dbUri(args.db)
+      if (Wiring.storeAdapter(db).location === "process") {
+        return yield* usage(`--db ${db}: a queue's workers share one store, which a process's memory store cannot be`)
+      }
       const collection = yield* Shared.resolveCollection(args.collection)
-      const embedderSpec = yield* Shared.resolveEmbedderSpec(args.embedder)
-      const upload = yield* Shared.resolveUploadEngine("worker")
+      const embedderSpec = yield* Wiring.embedderSpec(args.embedder)
+      const upload = yield* Shared.asUsage("worker")(Wiring.uploadEngine)
+      const web = yield* Shared.asUsage("worker")(Wiring.webEngine)
       const IngestQueue = yield* Shared.load(() => import("../../pipeline/IngestQueue.js"))
       // Redis first (reachable, the URL's database, the queue's store): a worker that cannot
       // work the queue creates no --db folder
       const checked = yield* Effect.either(IngestQueue.checkStore({ url: url.value }, collection, db))
-      if (checked._tag === "Left") return yield* queueFailed(args.json, checked.left)
+      if (checked._tag === "Left") return yield* Shared.queueFailed(args.json, checked.left)
       const prepared = Shared.prepareDbFolder(db)
       if (Either.isLeft(prepared)) return yield* Effect.fail(prepared.left)
-      const { resolveEmbedder } = yield* Shared.load(() => import("./bench.js"))
-      const resolved = yield* resolveEmbedder(embedderSpec)
+      const resolved = yield* Shared.asUsage("worker")(Wiring.resolveEmbedder(embedderSpec))
       if (embedderSpec !== "none" && resolved.embedder === undefined) {
         yield* Console.error(`effect-rag worker: ${resolved.reason ?? `cannot build the embedder ${embedderSpec}`}`)
         return yield* Shared.setExitCode(Shared.ExitCode.failure)
@@ -125,7 +128,7 @@ export const command = Command.make(
         untilEmpty: args.untilEmpty,
         onEvent
       }).pipe(
-        Effect.provide(ingestLayer({ db, upload, concurrency: Math.min(args.concurrency, 2), allowPrivate: args.allowPrivate })),
+        Effect.provide(Wiring.ingestLayer({ db, upload, web, concurrency: Math.min(args.concurrency, 2), allowPrivate: args.allowPrivate })),
         Effect.either,
         // SIGINT / SIGTERM: the jobs in hand were finished; main.ts sets the exit status (130 / 143)
         Effect.onInterrupt(() =>
@@ -137,7 +140,7 @@ export const command = Command.make(
       )
       if (result._tag === "Left") {
         const e = result.left
-        if (e._tag === "QueueError") return yield* queueFailed(args.json, e)
+        if (e._tag === "QueueError") return yield* Shared.queueFailed(args.json, e)
         if (args.json) yield* Console.log(JSON.stringify({ db, collection, error: { _tag: e._tag, message: e.message } }))
         yield* Console.error(`effect-rag worker: ${e._tag}: ${e.message}`)
         return yield* Shared.setExitCode(Shared.ExitCode.failure)

@@ -12,7 +12,7 @@ import { lstat, readdir, stat } from "node:fs/promises"
 import { resolve } from "node:path"
 import { pathToFileURL } from "node:url"
 import { type SpecialKind, specialKind } from "../../internal/files.js"
-import { normalizeString } from "../../engines/internal/web/url.js"
+import { normalizeString } from "../../internal/url.js"
 
 // =============================================================================
 // Names that are not UTF-8

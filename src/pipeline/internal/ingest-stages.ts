@@ -26,7 +26,6 @@ import {
   type Service as VectorStoreService,
   type VectorStoreError
 } from "../../store/VectorStore.js"
-import type { Source } from "../Ingest.js"
 import * as Sources from "./ingest-sources.js"
 import * as State from "./ingest-state.js"
 
@@ -140,8 +139,21 @@ export interface WriteResult {
 // Enumerate
 // =============================================================================
 
-/** The sources of an ingest (`Ingest.Source`). */
-export type SourceSpec = Source
+/** The sources of an ingest (`Ingest.Source`): a file or folder, a page, or a site to crawl. */
+export type SourceSpec =
+  | { readonly _tag: "Path"; readonly path: string }
+  | { readonly _tag: "Url"; readonly url: string }
+  | {
+    readonly _tag: "Site"
+    readonly url: string
+    /** Links deep to follow (the web engine's default when omitted). */
+    readonly maxDepth?: number | undefined
+    /** Most pages (the web engine's default when omitted). */
+    readonly limit?: number | undefined
+    /** Crawl path patterns to include / exclude (the web service's `includePaths` / `excludePaths`). */
+    readonly includePaths?: ReadonlyArray<string> | undefined
+    readonly excludePaths?: ReadonlyArray<string> | undefined
+  }
 
 /** What the enumeration reports to its composer. */
 export interface EnumerateHooks {

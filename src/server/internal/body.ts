@@ -7,7 +7,7 @@
 import { HttpServerRequest } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { IncomingMessage } from "node:http"
-import type { WireError } from "./wire.js"
+import type { WireError } from "./wire-error.js"
 
 /**
  * A wire error answered while the body may still be arriving: the connection is closed after

@@ -7,7 +7,7 @@
  * default budget per request).
  */
 import { Context, Deferred, Effect, Exit, Option } from "effect"
-import { IdempotencyKey } from "../../api/internal/ApiHttp.js"
+import { IdempotencyKey } from "../../api/ApiHttp.js"
 import type { Budget } from "./form.js"
 import { defaults } from "./limits.js"
 

@@ -1,24 +1,18 @@
 /**
  * The server side of the wire conventions (`../shared/spec/wire-conventions.md`): typed errors
  * to status codes and error bodies, request bodies decoded against the client's own schemas, and
- * responses encoded with them. It is the inverse of `src/api/internal/errors.ts`: whatever the
+ * responses encoded with them. It is the inverse of `src/api/ApiErrors.ts`: whatever the
  * server sends, the client reads back as the same tagged error.
  */
 import { HttpServerResponse } from "@effect/platform"
 import { type Context, Duration, Effect, Option, type ParseResult, Schema } from "effect"
-import { issuePath } from "../../api/internal/errors.js"
+import { issuePath } from "../../api/ApiErrors.js"
 import * as RagError from "../../RagError.js"
 import * as Body from "./body.js"
 import { named, ServerLimits } from "./limits.js"
+import type { WireError } from "./wire-error.js"
 
-/** A wire error: status, body and extra headers. */
-export interface WireError {
-  readonly status: number
-  readonly message: string
-  readonly type: string
-  readonly code: string | null
-  readonly headers?: Record<string, string>
-}
+export type { WireError } from "./wire-error.js"
 
 /** The error body every endpoint but upload uses. */
 export const errorBody = (e: WireError) => ({ error: { message: e.message, type: e.type, code: e.code } })

@@ -12,7 +12,7 @@
 import { HttpRouter } from "@effect/platform"
 import { Duration, Effect, Layer } from "effect"
 import * as Embeddings from "../../api/Embeddings.js"
-import type { ApiHttp } from "../../api/internal/ApiHttp.js"
+import type { ApiHttp } from "../../api/ApiHttp.js"
 import * as Models from "../../api/Models.js"
 import * as Rerank from "../../api/Rerank.js"
 import { type Limits, named, ServerLimits } from "../internal/limits.js"

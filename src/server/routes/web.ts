@@ -1,7 +1,7 @@
 /**
  * The web operations (crawl, crawl status, cancel, map, scrape) and AI search, served by
  * whatever `Web` and `Search` services the server was given, in both routings of the client's
- * route table (`src/api/internal/routes.ts`), at once:
+ * route table (`src/api/WebRoutes.ts`), at once:
  *
  * - `firecrawl`: `POST /v1/crawl`, `GET /v1/crawl/:id`, `DELETE /v1/crawl/:id`, `POST /v1/map`,
  *   `POST /v1/scrape`, and AI search as `POST /v1/web` with `{model, params}`;
@@ -56,7 +56,7 @@
  */
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Option, Schema } from "effect"
-import { endpointOf, singlePath, type WebOperation, webRoutes } from "../../api/internal/routes.js"
+import { endpointOf, singlePath, type WebOperation, webRoutes } from "../../api/WebRoutes.js"
 import * as Search from "../../api/Search.js"
 import * as Web from "../../api/Web.js"
 import type { WebRouting } from "../../RagConfig.js"

@@ -3,7 +3,7 @@
  * in-memory store's (see {@link FieldIndex}).
  */
 import type { TermCounts, TextQuery } from "../VectorStore.js"
-import { stem, stopWords, terms, words } from "./text.js"
+import { stem, stopWords, terms, words } from "../TextAnalysis.js"
 
 /** A weighted query: stemmed term -> weight. */
 export type WeightedQuery = ReadonlyMap<string, number>

@@ -8,7 +8,7 @@ import * as Web from "../../../src/api/Web.js"
 import * as LocalFiles from "../../../src/engines/LocalFiles.js"
 import * as LocalWeb from "../../../src/engines/LocalWeb.js"
 import { isAllowed, isPublicAddress } from "../../../src/engines/internal/web/ssrf.js"
-import { normalizeString, sameSite } from "../../../src/engines/internal/web/url.js"
+import { normalizeString, sameSite } from "../../../src/internal/url.js"
 import * as RagError from "../../../src/RagError.js"
 import { slowMs, startSite } from "./site.js"
 

@@ -13,7 +13,7 @@ import https from "node:https"
 import type { Readable } from "node:stream"
 import zlib from "node:zlib"
 import { type Blocked, checkHost, guardedLookup, type Policy } from "./ssrf.js"
-import { parseHttpUrl } from "./url.js"
+import { parseHttpUrl } from "../../../internal/url.js"
 
 /** Why a fetch failed. */
 export type FetchFailureReason =

@@ -13,7 +13,7 @@ import chardet from "chardet"
 import iconv from "iconv-lite"
 import { parseHTML } from "linkedom"
 import { htmlToMarkdown } from "../extract/markdown.js"
-import { parseHttpUrl } from "./url.js"
+import { parseHttpUrl } from "../../../internal/url.js"
 
 // =============================================================================
 // Charset

@@ -1,11 +1,13 @@
 /**
  * Reading error bodies and status codes into the tagged errors of `RagError`. This is the one
  * place that knows which status means what.
+ *
+ * @since 0.1.0
  */
 import * as Duration from "effect/Duration"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
-import * as RagError from "../../RagError.js"
+import * as RagError from "../RagError.js"
 
 /** The message, type and code of an error body, in any of the accepted shapes. */
 export interface ErrorBody {

@@ -41,8 +41,10 @@
  * Authentication: crawl, status, cancel, map and scrape do not require a key (the service
  * description lists them as open); the key is sent when one is configured. AI search requires
  * one. Crawl start creates a task, so it carries an `Idempotency-Key`.
+ *
+ * @since 0.1.0
  */
-import type { WebRouting } from "../../RagConfig.js"
+import type { WebRouting } from "../RagConfig.js"
 import type { Call, Host } from "./ApiHttp.js"
 
 /** The web operations, by name. */

@@ -3,6 +3,8 @@
  * (pseudo-relevance feedback, proximity) and the benchmark: lower-casing, splitting on anything
  * that is not a letter or digit, the English stop words LanceDB's analyzer drops and the Porter
  * stemmer (LanceDB stems with Snowball's English stemmer: a few words stem differently).
+ *
+ * @since 0.1.0
  */
 import { stemmer } from "stemmer"
 

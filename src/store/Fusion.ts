@@ -1,8 +1,10 @@
 /**
  * Fusion of ranked lists for hybrid search: reciprocal rank fusion and weighted sums of
  * min-max-normalised scores. Both are pure; ties keep the order of first appearance.
+ *
+ * @since 0.1.0
  */
-import type { Hit, HybridSearchOptions } from "../VectorStore.js"
+import type { Hit, HybridSearchOptions } from "./VectorStore.js"
 
 /** A ranked candidate: an id and a score where higher is better. */
 export interface Scored {

@@ -1,6 +1,8 @@
 /**
  * URL handling of the crawler: parsing with a scheme check, normalisation for deduplication
- * and site membership (the include/exclude path patterns are in `path-filter.ts`).
+ * and site membership (the include/exclude path patterns are in
+ * `engines/internal/web/path-filter.ts`). Shared by the web engine and the ingest pipeline (which
+ * deduplicates URL sources the same way).
  */
 
 /** The schemes the engine ever fetches. */
