@@ -54,7 +54,7 @@ import type * as LocalFiles from "./engines/LocalFiles.js"
 import type * as LocalWeb from "./engines/LocalWeb.js"
 import * as Optional from "./internal/optional.js"
 import * as RagError from "./RagError.js"
-import { defaultDb as defaultDbFolder, isObjectStoreUri } from "./store/StoreUri.js"
+import { defaultDb as defaultDbFolder, displayUri as displayStoreUri, isObjectStoreUri } from "./store/StoreUri.js"
 import type { StoreError, VectorStore } from "./store/VectorStore.js"
 
 // =============================================================================
@@ -397,7 +397,19 @@ export type StoreLocation = "folder" | "remote" | "process"
 export interface StoreAdapter {
   readonly description: string
   readonly location: StoreLocation
-  readonly layer: (uri: string, options: StoreOptions) => Layer.Layer<VectorStore, StoreError | ConfigError.ConfigError>
+  readonly layer: (
+    uri: string,
+    options: StoreOptions
+  ) => Layer.Layer<VectorStore, StoreError | ConfigError.ConfigError | RagError.MissingPackage>
+}
+
+const postgres: StoreAdapter = {
+  description: "PostgreSQL with pgvector (needs the optional package pg)",
+  location: "remote",
+  layer: (uri) =>
+    Layer.unwrapEffect(
+      Effect.map(Effect.promise(() => import("./store/PostgresStore.js")), (PostgresStore) => PostgresStore.layerFromUrl(uri))
+    )
 }
 
 const lanceDb = (location: StoreLocation): StoreAdapter => ({
@@ -412,9 +424,9 @@ const lanceDb = (location: StoreLocation): StoreAdapter => ({
 /**
  * The stores by URI scheme. A URI with no scheme (or `file://`) is a folder: LanceDB there. A
  * `scheme://` URI whose scheme has no entry is passed to LanceDB as an object-store URI (LanceDB
- * reads `s3://`, `s3+ddb://`, `gs://`, `az://` and more). A new store plugs in with one entry,
- * e.g. `postgres: { description, location: "remote", layer: (uri) => Layer.unwrapEffect(
- * Effect.map(Effect.promise(() => import("./store/PostgresStore.js")), (m) => m.layerAt(uri))) }`.
+ * reads `s3://`, `s3+ddb://`, `gs://`, `az://` and more). `postgres://` and `postgresql://` are
+ * PostgreSQL with pgvector (`PostgresStore`). A new store plugs in with one entry: a description,
+ * where its data lives, and a layer that imports the adapter's module when it is built.
  *
  * @since 0.1.0
  * @category stores
@@ -429,7 +441,9 @@ export const storeSchemes: Readonly<Record<string, StoreAdapter>> = {
   s3: lanceDb("remote"),
   "s3+ddb": lanceDb("remote"),
   gs: lanceDb("remote"),
-  az: lanceDb("remote")
+  az: lanceDb("remote"),
+  postgres,
+  postgresql: postgres
 }
 
 /** A URI's scheme, lower-cased, when it has one: `memory:`, or `scheme://` (a one-letter scheme is a Windows drive). */
@@ -474,12 +488,23 @@ export const dbUri = (flag: Option.Option<string>): Effect.Effect<string> =>
   })
 
 /**
+ * A store URI as it may be printed (a password in it replaced by `***`).
+ *
+ * @since 0.1.0
+ * @category stores
+ */
+export const displayUri = displayStoreUri
+
+/**
  * The store at `uri` ({@link storeAdapter}), loaded when the layer is built.
  *
  * @since 0.1.0
  * @category stores
  */
-export const storeLayer = (uri: string, options: StoreOptions = {}): Layer.Layer<VectorStore, StoreError | ConfigError.ConfigError> =>
+export const storeLayer = (
+  uri: string,
+  options: StoreOptions = {}
+): Layer.Layer<VectorStore, StoreError | ConfigError.ConfigError | RagError.MissingPackage> =>
   storeAdapter(uri).layer(uri, options)
 
 // =============================================================================
@@ -501,7 +526,7 @@ export const ingestLayer = (options: {
   readonly concurrency: number
   /** Let the local web engine fetch private and loopback addresses. */
   readonly allowPrivate: boolean
-}): Layer.Layer<Upload.Upload | Web.Web | VectorStore, StoreError | ConfigError.ConfigError> => {
+}): Layer.Layer<Upload.Upload | Web.Web | VectorStore, StoreError | ConfigError.ConfigError | RagError.MissingPackage> => {
   // one document engine, shared by the ingest and by the web engine (documents found while crawling)
   const upload = uploadLayer(options.upload, { concurrency: options.concurrency })
   const web = webLayer(options.web ?? "local", { allowPrivate: options.allowPrivate }).pipe(Layer.provide(upload))

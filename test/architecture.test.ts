@@ -26,7 +26,7 @@ const base = ["RagError", "RagConfig", "internal"] as const
 /**
  * Which areas each area may import besides itself and {@link base}. `types` allows type-only
  * imports (nothing is loaded). The entry points (`index.ts`, `onnx.ts`, `use-lite.ts`,
- * `queue.ts`, `ai.ts`, `testing.ts`) re-export and may import anything.
+ * `queue.ts`, `ai.ts`, `testing.ts`, `postgres.ts`) re-export and may import anything.
  */
 const layers: Readonly<Record<string, Readonly<Record<string, "yes" | "types">>>> = {
   RagError: {},
@@ -46,7 +46,7 @@ const layers: Readonly<Record<string, Readonly<Record<string, "yes" | "types">>>
   cli: { api: "yes", store: "yes", pipeline: "yes", bench: "yes", server: "yes", Wiring: "yes", Layers: "yes", engines: "types" }
 }
 
-const entryPoints = new Set(["index.ts", "onnx.ts", "use-lite.ts", "queue.ts", "ai.ts", "testing.ts"])
+const entryPoints = new Set(["index.ts", "onnx.ts", "use-lite.ts", "queue.ts", "ai.ts", "testing.ts", "postgres.ts"])
 
 // =============================================================================
 // The graph

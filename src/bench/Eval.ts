@@ -40,7 +40,7 @@ import * as AnswerCheck from "../pipeline/AnswerCheck.js"
 import type * as Principal from "../pipeline/Principal.js"
 import type * as RagError from "../RagError.js"
 import * as Retrieve from "../pipeline/Retrieve.js"
-import { analyze, words } from "../store/internal/text.js"
+import { analyze, words } from "../store/TextAnalysis.js"
 import type { Collection, Hit, VectorStoreError } from "../store/VectorStore.js"
 import * as Metrics from "./Metrics.js"
 

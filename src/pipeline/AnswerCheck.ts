@@ -12,7 +12,7 @@
  *
  * @since 0.1.0
  */
-import { analyze } from "../store/internal/text.js"
+import { analyze } from "../store/TextAnalysis.js"
 import type { Answer, Source } from "./Answer.js"
 import { parseCitations } from "./internal/answer-citations.js"
 

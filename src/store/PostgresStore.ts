@@ -49,9 +49,9 @@ import * as Optional from "../internal/optional.js"
 import type * as RagError from "../RagError.js"
 import { weightedTerms } from "./internal/bm25.js"
 import * as Filters from "./internal/filter.js"
-import * as Fusion from "./internal/fusion.js"
+import * as Fusion from "./Fusion.js"
 import { contentHash } from "./internal/hash.js"
-import { stem, stopWords, terms, words } from "./internal/text.js"
+import { stem, stopWords, terms, words } from "./TextAnalysis.js"
 import {
   checkAccess,
   type Chunk,

@@ -23,3 +23,23 @@ export const isObjectStoreUri = (uri: string): boolean => /^[a-z][a-z0-9+.-]*:\/
  * @category uri
  */
 export const defaultDb = ".effect-rag/db"
+
+/**
+ * A store URI as it may be printed: a password in the URI (`postgres://user:secret@host/db`) is
+ * replaced by `***`. Every message and JSON output of the command line that names the store
+ * prints it through this.
+ *
+ * @since 0.1.0
+ * @category uri
+ */
+export const displayUri = (uri: string): string => {
+  if (!isObjectStoreUri(uri)) return uri
+  try {
+    const u = new URL(uri)
+    if (u.password === "") return uri
+    u.password = "***"
+    return u.href
+  } catch {
+    return uri.replace(/\/\/([^:@/]*):[^@/]*@/, "//$1:***@")
+  }
+}

@@ -165,8 +165,8 @@ export const listCommand = Command.make("list", common, (args) =>
           const c = yield* store.open(n)
           return { name: n, chunks: yield* c.count(), documents: (yield* c.listDocuments()).length }
         }))
-      if (args.json) return yield* Console.log(JSON.stringify({ db, collections: rows }, null, 2))
-      if (rows.length === 0) return yield* Console.log(`no collections in ${db}`)
+      if (args.json) return yield* Console.log(JSON.stringify({ db: Wiring.displayUri(db), collections: rows }, null, 2))
+      if (rows.length === 0) return yield* Console.log(`no collections in ${Wiring.displayUri(db)}`)
       for (const r of rows) yield* Console.log(`${Shared.printable(r.name)}\t${r.documents} documents\t${r.chunks} chunks`)
     }))).pipe(Command.withDescription("List the collections of the database"))
 
@@ -177,9 +177,9 @@ export const statsCommand = Command.make("stats", { ...common, name }, (args) =>
       const store = yield* VectorStore
       const c = yield* store.open(args.name)
       const s = yield* stats(db, c, yield* openManifest(Ingest, args.name))
-      if (args.json) return yield* Console.log(Shared.jsonText({ db, ...s }, 2))
+      if (args.json) return yield* Console.log(Shared.jsonText({ db: Wiring.displayUri(db), ...s }, 2))
       yield* Console.log([
-        `collection ${Shared.printable(s.name)} in ${db}`,
+        `collection ${Shared.printable(s.name)} in ${Wiring.displayUri(db)}`,
         `documents: ${s.documents} (${s.completeDocuments} complete, ${s.incompleteDocuments} incomplete)`,
         `chunks: ${s.chunks}`,
         `embedding: ${s.embedding === null ? "none (full-text only)" : `${s.embedding.model} (${s.embedding.dimension}-d)`}`,
@@ -195,12 +195,12 @@ export const dropCommand = Command.make("drop", { ...common, name }, (args) =>
       const store = yield* VectorStore
       const names = yield* store.list()
       if (!names.includes(args.name) && !names.includes(Ingest.manifestName(args.name))) {
-        if (args.json) yield* Console.log(JSON.stringify({ db, dropped: null, error: { _tag: "CollectionNotFound", message: `no collection ${args.name}` } }))
-        yield* Console.error(`effect-rag collections: no collection ${Shared.printable(args.name)} in ${db}`)
+        if (args.json) yield* Console.log(JSON.stringify({ db: Wiring.displayUri(db), dropped: null, error: { _tag: "CollectionNotFound", message: `no collection ${args.name}` } }))
+        yield* Console.error(`effect-rag collections: no collection ${Shared.printable(args.name)} in ${Wiring.displayUri(db)}`)
         return yield* Shared.setExitCode(Shared.ExitCode.failure)
       }
       yield* Ingest.dropCollection(args.name)
-      if (args.json) return yield* Console.log(Shared.jsonText({ db, dropped: args.name }))
+      if (args.json) return yield* Console.log(Shared.jsonText({ db: Wiring.displayUri(db), dropped: args.name }))
       yield* Console.log(`dropped ${Shared.printable(args.name)}`)
     })).pipe(refuseManifest("drop", args.name))).pipe(Command.withDescription("Drop a collection (and its ingest manifest)"))
 

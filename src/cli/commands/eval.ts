@@ -24,7 +24,7 @@ import type * as Eval from "../../bench/Eval.js"
 import type * as Retrieve from "../../pipeline/Retrieve.js"
 import { VectorStore } from "../../store/VectorStore.js"
 import * as Shared from "../options.js"
-import { resolveRetrieval } from "./query.js"
+import { resolveRetrieval } from "../retrieval.js"
 
 const evalModule = Shared.load(() => import("../../bench/Eval.js"))
 
@@ -39,7 +39,7 @@ const positive = (name: string, n: number) =>
 const chatLayer = (model: string) =>
   Layer.unwrapEffect(Effect.gen(function*() {
     const Chat = yield* Shared.load(() => import("../../api/Chat.js"))
-    const ApiHttp = yield* Shared.load(() => import("../../api/internal/ApiHttp.js"))
+    const ApiHttp = yield* Shared.load(() => import("../../api/ApiHttp.js"))
     const RagConfig = yield* Shared.load(() => import("../../RagConfig.js"))
     return Chat.layer({ model }).pipe(Layer.provide(ApiHttp.layer), Layer.provide(RagConfig.layerConfig))
   }))

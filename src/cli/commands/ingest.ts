@@ -93,7 +93,7 @@ export const failureJson = (f: Ingest.Failure) => ({
 
 /** The summary as printed by `--json`. */
 export const summaryJson = (db: string, s: Ingest.Summary) => ({
-  db,
+  db: Wiring.displayUri(db),
   ...s,
   failures: s.failures.map(failureJson)
 })
@@ -119,7 +119,7 @@ const duration = (s: number): string => {
 export const summaryText = (db: string, s: Ingest.Summary): string => {
   const rate = (n: number) => (s.durationMs > 0 ? (n / (s.durationMs / 1000)).toFixed(1) : "-")
   const lines = [
-    `collection ${s.collection} in ${db}`,
+    `collection ${s.collection} in ${Wiring.displayUri(db)}`,
     `documents: ${s.documents} found, ${s.ingested} ingested, ${s.skipped} unchanged, ${s.failed} failed, ${s.pruned} pruned`,
     `chunks: ${s.chunks.ingested} ingested (${s.chunks.inserted} inserted, ${s.chunks.updated} updated, ${s.chunks.deleted} deleted); ${s.chunks.total} in the collection`,
     `time: ${seconds(s.durationMs)} (${rate(s.ingested + s.skipped)} documents/s, ${rate(s.chunks.ingested)} chunks/s)`
@@ -315,7 +315,7 @@ export const runIngest = (args: IngestArgs): Effect.Effect<Option.Option<Ingest.
     if (result._tag === "Left") {
       const e = result.left
       const message = `${e._tag}: ${e.message}`
-      if (args.json) yield* Console.log(JSON.stringify({ db, collection, error: { _tag: e._tag, message: e.message } }))
+      if (args.json) yield* Console.log(JSON.stringify({ db: Wiring.displayUri(db), collection, error: { _tag: e._tag, message: e.message } }))
       yield* Console.error(`effect-rag ingest: ${message}`)
       yield* Shared.setExitCode(Shared.ExitCode.failure)
       return Option.none()

@@ -22,6 +22,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Answer from "../../pipeline/Answer.js"
 import * as Shared from "../options.js"
+import * as Wiring from "../../Wiring.js"
 import { exitOnUsage, location, nonBlank, resolvePrincipal, resolveRetrieval, retrievalOptions, withFilter } from "../retrieval.js"
 
 // the modules a query runs, loaded on first use (see Shared.load)
@@ -44,7 +45,7 @@ export const formatResult = (r: Answer.QueryResult, snippet: typeof Answer.snipp
 }
 
 /** The `--json` form of a query result (every field of every hit). */
-export const resultJson = (db: string, r: Answer.QueryResult) => ({ db, ...r })
+export const resultJson = (db: string, r: Answer.QueryResult) => ({ db: Wiring.displayUri(db), ...r })
 
 // =============================================================================
 // Command

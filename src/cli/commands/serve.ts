@@ -255,7 +255,7 @@ export const command = Command.make("serve", { host, port, embedder, reranker, a
       ...(e.embedder ? [`POST /v1/embeddings (${e.embedder.id})`] : []),
       ...(r.reranker ? [`POST /v1/rerank (${r.reranker.id})`] : []),
       ...(Option.isSome(o.db)
-        ? [`GET /v1/collections, GET /v1/collections/{name}/documents, POST /v1/collections/{name}/query${Option.isSome(upstream) ? ", POST /v1/collections/{name}/ask" : ""} (database ${dbUri.pipe(Option.getOrElse(() => ""))})`]
+        ? [`GET /v1/collections, GET /v1/collections/{name}/documents, POST /v1/collections/{name}/query${Option.isSome(upstream) ? ", POST /v1/collections/{name}/ask" : ""} (database ${Wiring.displayUri(dbUri.pipe(Option.getOrElse(() => "")))})`]
         : [])
     ]
     const gatewayLine = Option.match(upstream, {

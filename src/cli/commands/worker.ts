@@ -68,7 +68,7 @@ export const command = Command.make(
       yield* Shared.requirePart("queue")
       const db = yield* Wiring.dbUri(args.db)
       if (Wiring.storeAdapter(db).location === "process") {
-        return yield* usage(`--db ${db}: a queue's workers share one store, which a process's memory store cannot be`)
+        return yield* usage(`--db ${Wiring.displayUri(db)}: a queue's workers share one store, which a process's memory store cannot be`)
       }
       const collection = yield* Shared.resolveCollection(args.collection)
       const embedderSpec = yield* Wiring.embedderSpec(args.embedder)
@@ -141,15 +141,15 @@ export const command = Command.make(
       if (result._tag === "Left") {
         const e = result.left
         if (e._tag === "QueueError") return yield* Shared.queueFailed(args.json, e)
-        if (args.json) yield* Console.log(JSON.stringify({ db, collection, error: { _tag: e._tag, message: e.message } }))
+        if (args.json) yield* Console.log(JSON.stringify({ db: Wiring.displayUri(db), collection, error: { _tag: e._tag, message: e.message } }))
         yield* Console.error(`effect-rag worker: ${e._tag}: ${e.message}`)
         return yield* Shared.setExitCode(Shared.ExitCode.failure)
       }
       const s = result.right
       yield* Console.log(
         args.json
-          ? JSON.stringify({ db, ...s }, null, 2)
-          : `worker on collection ${s.collection} in ${db}: ${s.ingested} ingested, ${s.skipped} unchanged, ${s.failedJobs} failed (${s.failed} failed attempt(s)), ${s.chunks} chunks in ${s.batches} batch(es); ` +
+          ? JSON.stringify({ db: Wiring.displayUri(db), ...s }, null, 2)
+          : `worker on collection ${s.collection} in ${Wiring.displayUri(db)}: ${s.ingested} ingested, ${s.skipped} unchanged, ${s.failedJobs} failed (${s.failed} failed attempt(s)), ${s.chunks} chunks in ${s.batches} batch(es); ` +
             `${(s.durationMs / 1000).toFixed(1)} s, writes ${(s.writeMs / 1000).toFixed(1)} s, waiting for the writer lock ${(s.lockWaitMs / 1000).toFixed(1)} s`
       )
       // like ingest: 3 when documents failed (for good), the rest are stored
