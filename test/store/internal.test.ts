@@ -78,3 +78,17 @@ describe("BM25", () => {
     })
   })
 })
+
+describe("AdapterKit: the public helpers are the ones the built-in adapters use", () => {
+  it("filters, terms, digests and fusion as the stores apply them", async () => {
+    const { AdapterKit } = await import("../../src/index.js")
+    const spec = { name: "docs", fields: { lang: "string" as const } }
+    expect(AdapterKit.validateFilter(spec, { _tag: "Compare", field: "lang", op: "=", value: "en" })).toBeUndefined()
+    expect(AdapterKit.validateFilter(spec, { _tag: "Compare", field: "secret", op: "=", value: "x" })).toContain("secret")
+    expect(AdapterKit.matchesFilter({ _tag: "Compare", field: "lang", op: "=", value: "en" }, (f) => (f === "lang" ? "en" : undefined))).toBe(true)
+    expect([...AdapterKit.queryTerms("Running shoes")]).toEqual([["run", 1], ["shoe", 1]])
+    const chunk = { id: "a", documentId: "d", text: "hello" }
+    expect(AdapterKit.contentHash(chunk)).toBe(AdapterKit.contentHash({ ...chunk }))
+    expect(AdapterKit.contentHash(chunk)).not.toBe(AdapterKit.contentHash({ ...chunk, access: ["t1"] }))
+  })
+})
