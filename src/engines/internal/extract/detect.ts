@@ -39,6 +39,9 @@ const byExtension: Record<string, Format> = {
   ".mdx": "markdown",
   ".ipynb": "notebook",
   ".epub": "epub",
+  ".eml": "email",
+  ".mbox": "mbox",
+  ".mbx": "mbox",
   ".rst": "rst",
   ".rest": "rst",
   ".adoc": "asciidoc",
@@ -82,6 +85,8 @@ const byMime = (mime: string | undefined): Format | undefined => {
   if (m === "application/xml" || m === "text/xml") return "xml"
   if (m.startsWith("application/vnd.oasis.opendocument.")) return odfKind(m)
   if (m === "application/epub+zip") return "epub"
+  if (m === "message/rfc822") return "email"
+  if (m === "application/mbox") return "mbox"
   if (m === "text/x-rst") return "rst"
   if (m === "text/asciidoc" || m === "text/x-asciidoc") return "asciidoc"
   if (m === "text/markdown" || m === "text/x-markdown") return "markdown"
@@ -94,6 +99,52 @@ const byMime = (mime: string | undefined): Format | undefined => {
 const odfKind = (mime: string): Format | undefined => {
   const sub = mime.trim().toLowerCase().slice("application/vnd.oasis.opendocument.".length)
   return sub.startsWith("text") ? "odt" : sub.startsWith("spreadsheet") ? "ods" : sub.startsWith("presentation") ? "odp" : undefined
+}
+
+/** Header names that mark an Internet message (RFC 5322) when two of them head a file. */
+const mailHeaders = new Set([
+  "from",
+  "to",
+  "cc",
+  "subject",
+  "date",
+  "message-id",
+  "received",
+  "return-path",
+  "mime-version",
+  "content-type",
+  "delivered-to",
+  "reply-to",
+  "in-reply-to",
+  "references",
+  "sender",
+  "x-mailer",
+  "dkim-signature",
+  "authentication-results"
+])
+
+/**
+ * A mailbox (a `From ` separator line, then a message) or a single message (a block of header
+ * lines, at least two of them mail headers, ended by a blank line), judged from the first bytes.
+ */
+const mailKind = (head: string): "email" | "mbox" | undefined => {
+  let text = head
+  let mbox = false
+  if (/^From \S+ /.test(text)) {
+    mbox = true
+    text = text.slice(text.indexOf("\n") + 1)
+  }
+  const lines = text.split(/\r?\n/)
+  const known = new Set<string>()
+  for (const line of lines) {
+    if (line === "") return known.size >= 2 ? (mbox ? "mbox" : "email") : undefined
+    if (/^[ \t]/.test(line)) continue // a folded header line
+    const m = /^([!-9;-~]+):/.exec(line)
+    if (!m) return undefined
+    if (mailHeaders.has(m[1]!.toLowerCase())) known.add(m[1]!.toLowerCase())
+  }
+  // the header block runs past the sample: enough known headers decide
+  return known.size >= 3 ? (mbox ? "mbox" : "email") : undefined
 }
 
 /** What kind of OLE compound file (CFB) this is, judged by the caller from its streams. */
@@ -157,6 +208,8 @@ export const detect = (name: string, data: Uint8Array, mime?: string): Detected 
   if (flat && odfKind(flat[1]!)) return { _tag: "format", format: odfKind(flat[1]!)! }
   if (head.startsWith("<?xml")) return { _tag: "format", format: "xml" }
   if (head.startsWith("{") || head.startsWith("[")) return { _tag: "format", format: "json" }
+  const mail = mailKind(ascii(data, 0, 8192))
+  if (mail) return { _tag: "format", format: mail }
   if (!data.subarray(0, 4096).includes(0)) return { _tag: "format", format: "txt" }
   return { _tag: "unknown" }
 }

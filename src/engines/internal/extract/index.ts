@@ -21,6 +21,7 @@ const frontmatter = once(() => import("./frontmatter.js"))
 const notebook = once(() => import("./notebook.js"))
 const odf = once(() => import("./odf.js"))
 const epub = once(() => import("./epub.js"))
+const email = once(() => import("./email.js"))
 const markup = once(() => import("./markup.js"))
 const pdf = once(() => import("./pdf.js"))
 const pptx = once(() => import("./pptx.js"))
@@ -96,7 +97,7 @@ const extractCompound = async (req: ExtractRequest, depth: number): Promise<Extr
   throw new ExtractFailure("unsupported", "this compound (OLE) file is not a supported document")
 }
 
-const byFormat = async (format: Format, req: ExtractRequest): Promise<Extracted> => {
+const byFormat = async (format: Format, req: ExtractRequest, depth: number): Promise<Extracted> => {
   const { data, options } = req
   switch (format) {
     case "pdf":
@@ -113,6 +114,16 @@ const byFormat = async (format: Format, req: ExtractRequest): Promise<Extracted>
       return imagesOnlyOdf(data, options, "odt", async () => (await odf()).extractOdt(data))
     case "epub":
       return (await epub()).extractEpub(data)
+    case "email":
+      // an attachment goes through this dispatcher again; an e-mail attached to an e-mail nests
+      return (await email()).extractEmail(req, (attachment) => {
+        if (depth >= 8) {
+          return Promise.reject(new ExtractFailure("limit_exceeded", "attachments nest more than 8 levels deep"))
+        }
+        return extractDocument(attachment, depth + 1)
+      })
+    case "mbox":
+      return (await email()).extractMbox(data)
     case "rst":
     case "asciidoc":
       return (await markup()).extractMarkup(data, format)
@@ -176,7 +187,7 @@ export const extractDocument = async (req: ExtractRequest, depth = 0): Promise<E
     if (detected._tag === "unknown") {
       throw new ExtractFailure("unsupported", `the format of ${req.name} is not supported`)
     }
-    return noneEmpty(await byFormat(detected.format, req), req)
+    return noneEmpty(await byFormat(detected.format, req, depth), req)
   } catch (e) {
     throw toFailure(e)
   }

@@ -49,6 +49,8 @@ export type Format =
   | "txt"
   | "markdown"
   | "notebook"
+  | "email"
+  | "mbox"
   | "odt"
   | "ods"
   | "odp"
