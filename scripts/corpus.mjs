@@ -24,7 +24,10 @@
  * text (stream text, `text/plain`, `ename: evalue`), read from the JSON here; odt, ods, odp →
  * the text of every `text:p`/`text:h` of `content.xml` in document order (tracked deletions
  * left out; ods: each sheet's name before its cells), read here; epub → the text nodes of the
- * spine's XHTML documents in spine order, read here.
+ * spine's XHTML documents in spine order, read here; email, mbox → Python's `email` package
+ * (`mailbox.mbox` for a mailbox): per message its From, To, Cc, Date and Subject headers, then the
+ * decoded text/plain parts (the text/html parts with their tags removed when a message has no
+ * text/plain part), then the names of its attachments.
  */
 import { execFileSync, spawnSync } from "node:child_process"
 import { createHash } from "node:crypto"
@@ -374,8 +377,45 @@ export const referenceTool = {
   odt: "text:p and text:h of content.xml in document order",
   ods: "each sheet's name, then the text:p of its cells (repeated cells repeated), from content.xml in document order",
   odp: "text:p and text:h of content.xml in document order",
-  epub: "text nodes of the spine's XHTML documents in spine order (head, scripts, styles left out)"
+  epub: "text nodes of the spine's XHTML documents in spine order (head, scripts, styles left out)",
+  email: "Python email package: From, To, Cc, Date, Subject, decoded text/plain parts (else text/html without tags), attachment names",
+  mbox: "Python mailbox.mbox and email package: per message as for email"
 }
+
+/** The reference reading of an e-mail or a mailbox by Python's standard library (python3). */
+const mailScript = `
+import sys, re, email, mailbox, html
+from email import policy
+def text_of(msg):
+    out = []
+    for h in ("From", "To", "Cc", "Date", "Subject"):
+        v = msg.get(h)
+        if v: out.append(str(v))
+    plain, htmls, names = [], [], []
+    for part in msg.walk():
+        if part.is_multipart(): continue
+        name = part.get_filename()
+        if name:
+            names.append(name)
+            continue
+        ctype = part.get_content_type()
+        try:
+            body = part.get_content() if ctype.startswith("text/") else None
+        except Exception:
+            body = part.get_payload(decode=True).decode("utf-8", "replace")
+        if body is None: continue
+        if ctype == "text/plain": plain.append(body)
+        elif ctype == "text/html": htmls.append(html.unescape(re.sub(r"<(style|script)[^>]*>[\\s\\S]*?</\\1>|<[^>]*>", " ", body, flags=re.I)))
+    out.extend(plain if plain else htmls)
+    out.extend(names)
+    return "\\n".join(out)
+path, kind = sys.argv[1], sys.argv[2]
+if kind == "mbox":
+    msgs = [email.message_from_bytes(m.as_bytes(), policy=policy.default) for m in mailbox.mbox(path, create=False)]
+else:
+    msgs = [email.message_from_binary_file(open(path, "rb"), policy=policy.default)]
+sys.stdout.write("\\n\\n".join(text_of(m) for m in msgs))
+`
 
 export const referenceOf = (entry, file) => {
   const data = readFileSync(file)
@@ -402,6 +442,9 @@ export const referenceOf = (entry, file) => {
       return notebookText(data)
     case "epub":
       return epubText(data)
+    case "email":
+    case "mbox":
+      return run("python3", ["-c", mailScript, file, entry.format])
     case "odt":
     case "ods":
     case "odp":
@@ -411,7 +454,7 @@ export const referenceOf = (entry, file) => {
   }
 }
 
-const toolsNeeded = { pdf: "pdftotext", xlsx: "soffice", xls: "soffice", html: "w3m", image: "tesseract" }
+const toolsNeeded = { email: "python3", mbox: "python3", pdf: "pdftotext", xlsx: "soffice", xls: "soffice", html: "w3m", image: "tesseract" }
 
 const referenceAll = () => {
   const dir = join(corpusDir, "reference")

@@ -13,6 +13,7 @@
  * (counted by their boundary lines before parsing), the MIME nesting depth, the depth of
  * messages inside messages and the messages of a mailbox are capped with `limit_exceeded`.
  */
+import { createHash } from "node:crypto"
 import PostalMime, { type Address, type Email } from "postal-mime"
 import { htmlToMarkdown, parseHtml } from "./markdown.js"
 import { ExtractFailure, type Extracted, type ExtractRequest, type Unit } from "./types.js"
@@ -143,8 +144,13 @@ export const extractEmail = async (req: ExtractRequest, extract: ExtractAttachme
   const units: Array<Unit> = [{ page: 1, name: message.subject, content: message.content }]
   const warnings: Array<string> = []
   let extracted = 0
+  // a calendar invitation comes both as an alternative body and as an .ics attachment: read it once
+  const seen = new Set<string>()
   for (const a of message.attachments) {
     if (a.data.byteLength === 0 || !readable(a.type, a.name)) continue
+    const digest = createHash("sha256").update(a.data).digest("hex")
+    if (seen.has(digest)) continue
+    seen.add(digest)
     if (extracted >= emailLimits.extractedAttachments) {
       warnings.push(`only the first ${emailLimits.extractedAttachments} attachments were read; the rest are listed`)
       break
@@ -157,7 +163,8 @@ export const extractEmail = async (req: ExtractRequest, extract: ExtractAttachme
     } catch (e) {
       const reason = e instanceof ExtractFailure ? e.reason : "corrupt"
       if (reason === "limit_exceeded" || reason === "timeout") throw e
-      warnings.push(`attachment ${a.name} was listed, not read (${reason})`)
+      // a format the engine does not read (an archive, a binary) is in the list, which says enough
+      if (reason !== "unsupported") warnings.push(`attachment ${a.name} was listed, not read (${reason})`)
     }
   }
   return {
