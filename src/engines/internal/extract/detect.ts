@@ -40,6 +40,7 @@ const byExtension: Record<string, Format> = {
   ".ipynb": "notebook",
   ".epub": "epub",
   ".eml": "email",
+  ".rtf": "rtf",
   ".mbox": "mbox",
   ".mbx": "mbox",
   ".rst": "rst",
@@ -86,6 +87,7 @@ const byMime = (mime: string | undefined): Format | undefined => {
   if (m.startsWith("application/vnd.oasis.opendocument.")) return odfKind(m)
   if (m === "application/epub+zip") return "epub"
   if (m === "message/rfc822") return "email"
+  if (m === "application/rtf" || m === "text/rtf") return "rtf"
   if (m === "application/mbox") return "mbox"
   if (m === "text/x-rst") return "rst"
   if (m === "text/asciidoc" || m === "text/x-asciidoc") return "asciidoc"
@@ -183,6 +185,7 @@ export const detect = (name: string, data: Uint8Array, mime?: string): Detected 
     if (fromName === "docx" || fromName === "pptx" || fromName === "xlsx") return { _tag: "format", format: fromName }
     return { _tag: "unknown" }
   }
+  if (ascii(data, 0, 5) === "{\\rtf") return { _tag: "format", format: "rtf" }
   if (startsWith(data, [0x89, 0x50, 0x4e, 0x47])) return { _tag: "format", format: "image" }
   if (startsWith(data, [0xff, 0xd8, 0xff])) return { _tag: "format", format: "image" }
   if (ascii(data, 0, 4) === "GIF8") return { _tag: "format", format: "image" }

@@ -22,6 +22,7 @@ const notebook = once(() => import("./notebook.js"))
 const odf = once(() => import("./odf.js"))
 const epub = once(() => import("./epub.js"))
 const email = once(() => import("./email.js"))
+const rtf = once(() => import("./rtf.js"))
 const markup = once(() => import("./markup.js"))
 const pdf = once(() => import("./pdf.js"))
 const pptx = once(() => import("./pptx.js"))
@@ -124,6 +125,8 @@ const byFormat = async (format: Format, req: ExtractRequest, depth: number): Pro
       })
     case "mbox":
       return (await email()).extractMbox(data)
+    case "rtf":
+      return (await rtf()).extractRtf(data)
     case "rst":
     case "asciidoc":
       return (await markup()).extractMarkup(data, format)

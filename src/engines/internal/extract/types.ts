@@ -50,6 +50,7 @@ export type Format =
   | "markdown"
   | "notebook"
   | "email"
+  | "rtf"
   | "mbox"
   | "odt"
   | "ods"
@@ -78,6 +79,7 @@ export const wireType = (format: Format): string => {
     case "ods":
       return "xlsx"
     case "odt":
+    case "rtf":
       return "docx"
     case "odp":
       return "pptx"
