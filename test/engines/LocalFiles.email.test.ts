@@ -193,6 +193,25 @@ layer(LocalFiles.layer({ timeout: "60 seconds" }))("e-mail through the Upload se
       }
     }))
 
+  it.effect("an attachment that is damaged is listed with a warning, one in a format not read is only listed; the same bytes are read once", () =>
+    Effect.gen(function*() {
+      const upload = yield* Upload.Upload
+      const part = (name: string, type: string, body: string) =>
+        `--m\r\nContent-Type: ${type}; name="${name}"\r\nContent-Disposition: attachment; filename="${name}"\r\nContent-Transfer-Encoding: base64\r\n\r\n${b64(body)}\r\n`
+      const text = "From: a@example.org\r\nSubject: files\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=\"m\"\r\n\r\n" +
+        "--m\r\nContent-Type: text/plain\r\n\r\nSee the files.\r\n" +
+        part("broken.pdf", "application/pdf", "%PDF-1.7\nthis is no PDF body") +
+        part("archive.zip", "application/zip", "PK\u0005\u0006" + "\u0000".repeat(18)) +
+        part("a.txt", "text/plain", "same words") +
+        part("b.txt", "text/plain", "same words") +
+        "--m--\r\n"
+      const r = yield* upload.extract(file("files.eml", text), { page_based: true })
+      expect(r.pages?.map((p) => p.name)).toEqual(["files", "a.txt"])
+      expect(r.pages?.[0]?.content).toContain("Attachments: broken.pdf (")
+      expect(r.pages?.[0]?.content).toContain("archive.zip (22 B)")
+      expect(r.warnings).toEqual(["attachment broken.pdf was listed, not read (corrupt)"])
+    }))
+
   it.effect(".mbox: one page per message, named by subject and date", () =>
     Effect.gen(function*() {
       const upload = yield* Upload.Upload
