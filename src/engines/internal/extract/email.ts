@@ -66,6 +66,16 @@ const addresses = (list: ReadonlyArray<Address> | Address | undefined): string |
   return all.length > 0 ? all.join(", ") : undefined
 }
 
+/** The extension an unnamed part gets, so that it reads as its type says. */
+const extensions: Record<string, string> = {
+  "text/plain": ".txt",
+  "text/html": ".html",
+  "text/calendar": ".ics",
+  "text/csv": ".csv",
+  "message/rfc822": ".eml",
+  "application/pdf": ".pdf"
+}
+
 const size = (bytes: number): string =>
   bytes < 1024 ? `${bytes} B` : bytes < 1024 * 1024 ? `${Math.round(bytes / 1024)} KB` : `${(bytes / 1024 / 1024).toFixed(1)} MB`
 
@@ -122,7 +132,7 @@ const parseMessage = async (data: Uint8Array): Promise<Message> => {
   const body = text ? text : email.html ? htmlToMarkdown(parseHtml(email.html)).trim() : ""
   const files = email.attachments.filter((a) => !(a.related && a.mimeType.startsWith("image/")))
   const attachments = files.map((a, i) => ({
-    name: a.filename?.trim() || `attachment-${i + 1}`,
+    name: a.filename?.trim() || `attachment-${i + 1}${extensions[a.mimeType] ?? ""}`,
     type: a.mimeType,
     data: bytesOf(a.content)
   }))
