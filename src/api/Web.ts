@@ -305,7 +305,9 @@ export const make = Effect.gen(function*() {
   const batch = (id: string, next: string | undefined) =>
     http.json(webCall(routing, "crawlStatus", { id, next }), CrawlJob)
 
-  const crawlStatus = (id: string) => batch(id, undefined).pipe(Effect.withSpan("Web.crawlStatus"))
+  // an id, or (firecrawl routing) a `next` link of a previous record, as the crawl-scope codec makes
+  const crawlStatus = (id: string) =>
+    (routing === "firecrawl" && isLink(id) ? batch("", id) : batch(id, undefined)).pipe(Effect.withSpan("Web.crawlStatus"))
 
   const crawlPages = (id: string, options: PagesOptions = {}): Stream.Stream<CrawlPage, RagError.ApiError | TaskFailed> =>
     Stream.suspend(() => {
@@ -365,3 +367,6 @@ export const make = Effect.gen(function*() {
 
 /** The remote layer (needs {@link ApiHttp}). */
 export const layer: Layer.Layer<Web, never, ApiHttp> = Layer.effect(Web, make)
+
+/** A `next` value that is a link (absolute, or a path on the crawl host) rather than a job id. */
+const isLink = (value: string) => value.startsWith("/") || /^https?:\/\//i.test(value)
