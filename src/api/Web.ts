@@ -218,7 +218,11 @@ export interface PagesOptions extends WaitOptions {
 export interface Service {
   /** Starts a crawl job (one idempotent request: retries never start a second job). */
   readonly crawl: (request: CrawlRequest) => Effect.Effect<CrawlStarted, RagError.ApiError>
-  /** The job record as it stands: its status and the first batch of pages. */
+  /**
+   * The job record as it stands: its status and the first batch of pages. Given a `next` value
+   * of an earlier record instead of an id (the local engine's cursor; for the remote layer in
+   * `firecrawl` routing, the server's `next` link), the batch it points to.
+   */
   readonly crawlStatus: (id: string) => Effect.Effect<CrawlJob, RagError.ApiError>
   /**
    * Every page of the finished job, in order, following `next` from batch to batch until a
