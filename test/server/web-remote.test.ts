@@ -84,7 +84,7 @@ const pagesOf = (statusUrl: string, origin: string) =>
   })
 
 describe("server over the remote Web layer", () => {
-  it.scopedLive("scrape, map and crawl (v1 and v2) answer what the local server answers", () =>
+  it.scopedLive("scrape, map, crawl and batch scrape (v1 and v2) answer what the local server answers", () =>
     Effect.gen(function*() {
       const site = yield* startSite
       const local = yield* serveOurs(localWeb)
@@ -135,6 +135,25 @@ describe("server over the remote Web layer", () => {
         expect({ ...a.record, expiresAt: undefined }).toEqual({ ...b.record, expiresAt: undefined })
         expect(a.pages).toEqual(b.pages)
         expect(a.pages.map((p) => (p.metadata.sourceURL ?? "").replace(site.origin, "")).sort()).toEqual(sitePages)
+      }
+
+      // batch scrape, both versions: the same pages, read through the front's own next links
+      const urls = ["/", "/about", "/team", "/blog/"].map((p) => `${site.origin}${p}`)
+      for (const version of ["v1", "v2"]) {
+        const body = { urls, formats: ["markdown"] }
+        const [viaFront, viaLocal] = yield* Effect.all([
+          post(`${front}/${version}/batch/scrape`, body),
+          post(`${local}/${version}/batch/scrape`, body)
+        ])
+        expect(viaFront.status).toBe(200)
+        expect(viaFront.json["url"]).toBe(`${front}/${version}/batch/scrape/${viaFront.json["id"]}`)
+        const [a, b] = yield* Effect.all(
+          [pagesOf(viaFront.json["url"] as string, front), pagesOf(viaLocal.json["url"] as string, local)],
+          { concurrency: 2 }
+        )
+        expect(a.links).toEqual([`/${version}/batch/scrape/${viaFront.json["id"]}?skip=2`])
+        expect(a.pages).toEqual(b.pages)
+        expect(a.pages).toHaveLength(urls.length)
       }
     }), 60_000)
 
