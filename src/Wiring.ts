@@ -50,6 +50,7 @@ import type * as Embeddings from "./api/Embeddings.js"
 import type * as Rerank from "./api/Rerank.js"
 import type * as Upload from "./api/Upload.js"
 import type * as Web from "./api/Web.js"
+import type * as WebCrawlScope from "./api/WebCrawlScope.js"
 import type * as LocalFiles from "./engines/LocalFiles.js"
 import type * as LocalWeb from "./engines/LocalWeb.js"
 import * as Optional from "./internal/optional.js"
@@ -338,13 +339,15 @@ export const webLayer = (
     : localWebLayer(local)
 
 /**
- * The local web engine with its own Tag (`LocalWeb`) beside `Web`: what the server's Firecrawl
- * routes need (crawl jobs and their cursors). Loaded when the layer is built.
+ * The local web engine with its own Tag (`LocalWeb`) and its crawl-scope capability
+ * (`WebCrawlScope`, what the server's Firecrawl routes need) beside `Web`. Loaded when the layer is built.
  *
  * @since 0.1.0
  * @category engines
  */
-export const localWebLayer = (options: LocalWeb.Options = {}): Layer.Layer<Web.Web | LocalWeb.LocalWeb, never, Upload.Upload> =>
+export const localWebLayer = (
+  options: LocalWeb.Options = {}
+): Layer.Layer<Web.Web | LocalWeb.LocalWeb | WebCrawlScope.WebCrawlScope, never, Upload.Upload> =>
   Layer.unwrapEffect(Effect.map(Effect.promise(() => import("./engines/LocalWeb.js")), (LocalWeb) => LocalWeb.layer(options)))
 
 /**

@@ -38,9 +38,9 @@ const layers: Readonly<Record<string, Readonly<Record<string, "yes" | "types">>>
   pipeline: { api: "yes", store: "yes" },
   ai: { api: "yes" },
   bench: { api: "yes", store: "yes", pipeline: "yes" },
-  // the server's Firecrawl routes still read the local web engine's jobs and cursors (issue #23);
-  // its collection routes query through the pipeline
-  server: { api: "yes", pipeline: "yes", store: "yes", engines: "yes" },
+  // the server speaks to ports only (its Firecrawl routes use `Web` and `WebCrawlScope`, so they
+  // serve over a remote engine too); its collection routes query through the pipeline
+  server: { api: "yes", pipeline: "yes", store: "yes" },
   Wiring: { api: "yes", engines: "yes", store: "yes" },
   Layers: { api: "yes", engines: "yes", Wiring: "yes" },
   cli: { api: "yes", store: "yes", pipeline: "yes", bench: "yes", server: "yes", Wiring: "yes", Layers: "yes", engines: "types" }

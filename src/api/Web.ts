@@ -218,7 +218,11 @@ export interface PagesOptions extends WaitOptions {
 export interface Service {
   /** Starts a crawl job (one idempotent request: retries never start a second job). */
   readonly crawl: (request: CrawlRequest) => Effect.Effect<CrawlStarted, RagError.ApiError>
-  /** The job record as it stands: its status and the first batch of pages. */
+  /**
+   * The job record as it stands: its status and the first batch of pages. Given a `next` value
+   * of an earlier record instead of an id (the local engine's cursor; for the remote layer in
+   * `firecrawl` routing, the server's `next` link), the batch it points to.
+   */
   readonly crawlStatus: (id: string) => Effect.Effect<CrawlJob, RagError.ApiError>
   /**
    * Every page of the finished job, in order, following `next` from batch to batch until a
@@ -305,7 +309,9 @@ export const make = Effect.gen(function*() {
   const batch = (id: string, next: string | undefined) =>
     http.json(webCall(routing, "crawlStatus", { id, next }), CrawlJob)
 
-  const crawlStatus = (id: string) => batch(id, undefined).pipe(Effect.withSpan("Web.crawlStatus"))
+  // an id, or (firecrawl routing) a `next` link of a previous record, as the crawl-scope codec makes
+  const crawlStatus = (id: string) =>
+    (routing === "firecrawl" && isLink(id) ? batch("", id) : batch(id, undefined)).pipe(Effect.withSpan("Web.crawlStatus"))
 
   const crawlPages = (id: string, options: PagesOptions = {}): Stream.Stream<CrawlPage, RagError.ApiError | TaskFailed> =>
     Stream.suspend(() => {
@@ -365,3 +371,6 @@ export const make = Effect.gen(function*() {
 
 /** The remote layer (needs {@link ApiHttp}). */
 export const layer: Layer.Layer<Web, never, ApiHttp> = Layer.effect(Web, make)
+
+/** A `next` value that is a link (absolute, or a path on the crawl host) rather than a job id. */
+const isLink = (value: string) => value.startsWith("/") || /^https?:\/\//i.test(value)

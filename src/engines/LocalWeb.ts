@@ -37,6 +37,7 @@ import { Cause, Chunk, Clock, Context, Deferred, Duration, Effect, Exit, Fiber, 
 import * as Upload from "../api/Upload.js"
 import { endpointOf, type WebOperation } from "../api/WebRoutes.js"
 import * as Web from "../api/Web.js"
+import * as WebCrawlScope from "../api/WebCrawlScope.js"
 import * as RagError from "../RagError.js"
 import {
   destroyAgents,
@@ -114,10 +115,10 @@ export interface Options {
 export const defaultMaxDepth = 10
 
 /** The `limit` of a crawl that does not set it, unless `Options.defaultLimit` says otherwise. */
-export const defaultLimit = 1000
+export const defaultLimit = WebCrawlScope.defaultLimit
 
 /** The `limit` (links) of a map that does not set it. */
-export const defaultMapLimit = 5000
+export const defaultMapLimit = WebCrawlScope.defaultMapLimit
 
 /** The bytes of pages per crawl job record, unless `Options.pageBytes` says otherwise (10 MiB). */
 export const defaultPageBytes = 10 * 1024 * 1024
@@ -176,51 +177,14 @@ const settingsOf = (o: Options): Settings => ({
 // Crawl scope
 // =============================================================================
 
-/**
- * How a crawl uses the site's sitemaps (robots.txt `Sitemap:` lines, else `/sitemap.xml`):
- * `include` (default) with the links of the pages, `skip` not at all, `only` to say which
- * pages are returned (the start page and the sitemap's URLs).
- */
-export type SitemapMode = "include" | "skip" | "only"
+/** How a crawl uses the site's sitemaps (the crawl-scope capability's {@link WebCrawlScope.SitemapMode}). */
+export type SitemapMode = WebCrawlScope.SitemapMode
 
 /** The sitemap modes, for option parsers. */
-export const sitemapModes: ReadonlyArray<SitemapMode> = ["include", "skip", "only"]
+export const sitemapModes: ReadonlyArray<SitemapMode> = WebCrawlScope.sitemapModes
 
-/**
- * Where a crawl may go and how deep: the limits of {@link Service.crawlWith}. Each depth limit
- * is one of the three depth models (see `docs/crawl.md`); any that are set all apply.
- */
-export interface CrawlScope {
-  /**
-   * Link hops from the start page (the start page is 0, the pages it links to 1, ...): the
-   * model of `Web.CrawlRequest.maxDepth` in the library and the CLI. A page that links reach
-   * only beyond this many hops is never returned, even when a sitemap lists it; the sitemap's
-   * URLs are fetched after the link crawl, and only when that crawl ran out of links (they are
-   * then pages that no link of the site reaches), never with their own links followed.
-   */
-  readonly maxHops?: number | undefined
-  /**
-   * Firecrawl v1 `maxDepth`: the most path segments (`index.html`/`index.php` not counted) a
-   * URL may have beyond those of the start URL, whatever the links. Sitemap URLs are level 0.
-   */
-  readonly maxPathDepth?: number | undefined
-  /**
-   * Firecrawl `maxDiscoveryDepth`: the start page and the sitemap's URLs are depth 0, the
-   * pages first linked from depth-n pages are n+1. Pages at this depth are fetched; their
-   * links are not followed.
-   */
-  readonly maxDiscoveryDepth?: number | undefined
-  /** How the sitemap is used (default `include`). Without `maxHops`, `only` follows no links. */
-  readonly sitemap?: SitemapMode | undefined
-  /** Only URLs under the start URL's path (Firecrawl's `crawlEntireDomain: false`). Default false. */
-  readonly childPathsOnly?: boolean | undefined
-  /** Follow links to subdomains of the start host too (default false). */
-  readonly subdomains?: boolean | undefined
-  /** Follow links to other sites too (default false); robots.txt and the address policy still apply. */
-  readonly externalLinks?: boolean | undefined
-  /** URLs that differ only in their query are one page (the query is dropped). Default false. */
-  readonly ignoreQueryParameters?: boolean | undefined
-}
+/** Where a crawl may go and how deep: the limits of {@link Service.crawlWith} ({@link WebCrawlScope.CrawlScope}). */
+export type CrawlScope = WebCrawlScope.CrawlScope
 
 /** The local web engine: the {@link Web.Service} and a crawl with explicit limits. */
 export interface Service extends Web.Service {
@@ -1084,7 +1048,29 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, Scope
  * closed when the layer is released. Needs {@link Upload.Upload} for non-HTML pages (e.g.
  * `LocalFiles.layer()`).
  */
-export const layer = (options: Options = {}): Layer.Layer<Web.Web | LocalWeb, never, Upload.Upload> =>
+export const layer = (
+  options: Options = {}
+): Layer.Layer<Web.Web | LocalWeb | WebCrawlScope.WebCrawlScope, never, Upload.Upload> =>
   Layer.scopedContext(
-    Effect.map(make(options), (engine) => Context.make(LocalWeb, engine).pipe(Context.add(Web.Web, engine)))
+    Effect.map(make(options), (engine) =>
+      Context.make(LocalWeb, engine).pipe(
+        Context.add(Web.Web, engine),
+        Context.add(WebCrawlScope.WebCrawlScope, crawlScopeOf(engine))
+      ))
   )
+
+/**
+ * The engine as the crawl-scope capability (`WebCrawlScope`): its scoped crawl, batch scrape,
+ * map with a sitemap mode, job count, and its cursor codec ({@link nextCursor}).
+ */
+export const crawlScopeOf = (engine: Service): WebCrawlScope.Service => ({
+  crawlWith: engine.crawlWith,
+  batchScrape: engine.batchScrape,
+  mapWith: engine.mapWith,
+  running: engine.running,
+  nextCursor,
+  parseCursor: (next) => {
+    const cursor = parseCursor(next)
+    return nextCursor(cursor.id, cursor.skip) === next ? cursor : undefined
+  }
+})

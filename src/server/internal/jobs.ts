@@ -2,7 +2,7 @@
  * Firecrawl jobs on the wire, shared by the v1 routes (`web.ts`) and the v2 routes
  * (`webV2.ts`): the job record a status request answers, and the start of a batch scrape.
  *
- * A batch scrape is one job of the local engine (`LocalWeb.batchScrape`), read like a crawl
+ * A batch scrape is one job of the web engine (`WebCrawlScope.batchScrape`), read like a crawl
  * job. Both API versions start it the same way and differ only in their scrape options (v1:
  * format names; v2: names or `{type}` objects) and in the links they answer:
  *
@@ -28,7 +28,7 @@
 import { HttpServerResponse } from "@effect/platform"
 import { Effect, Option, Schema } from "effect"
 import * as Web from "../../api/Web.js"
-import * as LocalWeb from "../../engines/LocalWeb.js"
+import * as WebCrawlScope from "../../api/WebCrawlScope.js"
 import * as Firecrawl from "./firecrawl.js"
 import { type Limits, named, ServerLimits } from "./limits.js"
 import * as State from "./state.js"
@@ -84,7 +84,7 @@ const overCap = (endpoint: string, path: string, message: string, limit: keyof L
  */
 export const crawlLimit = (endpoint: string, limit: number | undefined): Effect.Effect<number | undefined, WireError> =>
   Effect.flatMap(ServerLimits, (limits) => {
-    if (limit === undefined) return Effect.succeed(limits.crawlLimit < LocalWeb.defaultLimit ? limits.crawlLimit : undefined)
+    if (limit === undefined) return Effect.succeed(limits.crawlLimit < WebCrawlScope.defaultLimit ? limits.crawlLimit : undefined)
     return limit > limits.crawlLimit
       ? Effect.fail(overCap(endpoint, "limit", `${limit} pages, more than ${limits.crawlLimit}`, "crawlLimit"))
       : Effect.succeed(limit)
@@ -96,7 +96,7 @@ export const crawlLimit = (endpoint: string, limit: number | undefined): Effect.
  */
 export const mapLimit = (endpoint: string, limit: number | undefined): Effect.Effect<number, WireError> =>
   Effect.flatMap(ServerLimits, (limits) => {
-    if (limit === undefined) return Effect.succeed(Math.min(limits.mapLimit, LocalWeb.defaultMapLimit))
+    if (limit === undefined) return Effect.succeed(Math.min(limits.mapLimit, WebCrawlScope.defaultMapLimit))
     return limit > limits.mapLimit
       ? Effect.fail(overCap(endpoint, "limit", `${limit} links, more than ${limits.mapLimit}`, "mapLimit"))
       : Effect.succeed(limit)
@@ -110,17 +110,18 @@ export const batchSize = (endpoint: string, urls: number): Effect.Effect<void, W
       : Effect.void)
 
 /**
- * Starts a job of the local web engine within `crawlJobs`: with as many jobs running, the
- * start is a 429 (`too_many_jobs`, `Retry-After: 5`). Without the local engine (a remote web
- * service behind the v1 routes) the start runs as it is.
+ * Starts a job of the web engine within `crawlJobs`: with as many jobs running, the start is a
+ * 429 (`too_many_jobs`, `Retry-After: 5`). When the engine cannot count its jobs (no crawl-scope
+ * capability, or a remote engine, which caps its own) the start runs as it is.
  */
 export const gated = <A, R>(endpoint: string, start: Effect.Effect<A, WireError, R>): Effect.Effect<A, WireError, R> =>
   Effect.gen(function*() {
-    const local = yield* Effect.serviceOption(LocalWeb.LocalWeb)
-    if (Option.isNone(local)) return yield* start
+    const scope = yield* Effect.serviceOption(WebCrawlScope.WebCrawlScope)
+    const count = Option.getOrUndefined(scope)?.running
+    if (count === undefined) return yield* start
     const limits = yield* ServerLimits
     return yield* State.jobStart(Effect.gen(function*() {
-      const running = yield* local.value.running
+      const running = yield* count
       if (running >= limits.crawlJobs) {
         return yield* Effect.fail<WireError>({
           status: 429,
@@ -138,7 +139,11 @@ export const gated = <A, R>(endpoint: string, start: Effect.Effect<A, WireError,
 // Batch scrape start
 // =============================================================================
 
-const engineName = "local web engine"
+/**
+ * What a Firecrawl-only route needs (the crawl-scope capability, `WebCrawlScope`), as a 501
+ * without it names it: the local web engine provides it (a remote one in `firecrawl` routing too).
+ */
+export const crawlScopeName = "local web engine"
 
 /** The body of a batch scrape of an API version: the URLs and that version's scrape options. */
 const batchRequest = (version: Version) =>
@@ -157,11 +162,11 @@ const invalid = (endpoint: string, message: string): WireError => ({
   code: "invalid_request"
 })
 
-/** `POST /{version}/batch/scrape`: starts a batch scrape job on the local web engine. */
+/** `POST /{version}/batch/scrape`: starts a batch scrape job on the web engine. */
 export const batchScrapeStart = (version: Version) =>
   Effect.gen(function*() {
     const endpoint = `POST /${version}/batch/scrape`
-    const engine = yield* service(LocalWeb.LocalWeb, endpoint, engineName)
+    const engine = yield* service(WebCrawlScope.WebCrawlScope, endpoint, crawlScopeName)
     const { ignoreInvalidURLs, urls, ...rest } = yield* Firecrawl.decodeBody(endpoint, batchRequest(version), "batch")
     const { options } = yield* Firecrawl.engineOptions(endpoint, rest, true)
     yield* batchSize(endpoint, urls.length)

@@ -59,8 +59,8 @@ import { Effect, Option, Schema } from "effect"
 import { endpointOf, singlePath, type WebOperation, webRoutes } from "../../api/WebRoutes.js"
 import * as Search from "../../api/Search.js"
 import * as Web from "../../api/Web.js"
+import * as WebCrawlScope from "../../api/WebCrawlScope.js"
 import type { WebRouting } from "../../RagConfig.js"
-import * as LocalWeb from "../../engines/LocalWeb.js"
 import * as Firecrawl from "../internal/firecrawl.js"
 import * as Jobs from "../internal/jobs.js"
 import { ServerLimits } from "../internal/limits.js"
@@ -118,17 +118,29 @@ const CancelEnvelope = Schema.Struct({
 
 /** Which batch of a crawl job a status request asks for: the query of a `next` link. */
 const Batch = Schema.Struct({
-  /** Pages to skip (the local engine's cursor). */
+  /** Pages to skip (read by the engine's cursor codec, `WebCrawlScope`). */
   skip: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative())),
   /** Another engine's cursor, handed back to it as it is. */
   cursor: Schema.optional(Schema.String.pipe(Schema.minLength(1)))
 })
 type Batch = typeof Batch.Type
 
-/** What the engine's `crawlStatus` is given for a batch of job `id`. */
-const engineCursor = (id: string, batch: Batch): string => {
-  if (batch.cursor !== undefined) return batch.cursor
-  return batch.skip !== undefined && batch.skip > 0 ? LocalWeb.nextCursor(id, batch.skip) : id
+/**
+ * What the engine's `crawlStatus` is given for a batch of job `id`: a `skip` goes through the
+ * engine's cursor codec (the crawl-scope capability); without one it is refused.
+ */
+const engineCursor = (
+  endpoint: string,
+  scope: Option.Option<WebCrawlScope.Service>,
+  id: string,
+  batch: Batch
+): Effect.Effect<string, WireError> => {
+  if (batch.cursor !== undefined) return Effect.succeed(batch.cursor)
+  if (batch.skip === undefined || batch.skip === 0) return Effect.succeed(id)
+  return Option.match(scope, {
+    onNone: () => Effect.fail(invalid(endpoint, "skip", "this server's web engine has no cursor codec (use the next link it sent)")),
+    onSome: (codec) => Effect.succeed(codec.nextCursor(id, batch.skip!))
+  })
 }
 
 /**
@@ -145,10 +157,16 @@ const statusPath = (id: string, kind: JobKind = "crawl"): string =>
     : webRoutes.crawlStatus.firecrawl.path.replace("{id}", encodeURIComponent(id))
 
 /** This server's `next` link for the engine's `next` value of job `id`. */
-const nextLink = (origin: string, id: string, engineNext: string, kind: JobKind): string => {
-  const local = LocalWeb.parseCursor(engineNext)
-  const query = LocalWeb.nextCursor(local.id, local.skip) === engineNext && local.id === id
-    ? `skip=${local.skip}`
+const nextLink = (
+  scope: Option.Option<WebCrawlScope.Service>,
+  origin: string,
+  id: string,
+  engineNext: string,
+  kind: JobKind
+): string => {
+  const cursor = Option.getOrUndefined(scope)?.parseCursor(engineNext)
+  const query = cursor !== undefined && cursor.id === id
+    ? `skip=${cursor.skip}`
     : `cursor=${encodeURIComponent(engineNext)}`
   return `${origin}${statusPath(id, kind)}?${query}`
 }
@@ -205,8 +223,8 @@ const V1CrawlRequest = Schema.Struct({
 const v1DefaultMaxDepth = 10
 
 /**
- * Starts a crawl on the Firecrawl v1 route with v1's depth model: through the local engine's
- * `crawlWith` when the server has it, else the request goes to the `Web` service as it is (a
+ * Starts a crawl on the Firecrawl v1 route with v1's depth model: through the engine's
+ * crawl-scope capability (`WebCrawlScope.crawlWith`) when it has one, else the request goes to the `Web` service as it is (a
  * remote Firecrawl reads it the same way).
  */
 const v1Crawl = (endpoint: string, web: Web.Service) =>
@@ -214,9 +232,9 @@ const v1Crawl = (endpoint: string, web: Web.Service) =>
     const decoded = yield* Firecrawl.decodeBody(endpoint, V1CrawlRequest, "job")
     const limit = yield* Jobs.crawlLimit(endpoint, decoded.limit)
     const request = { ...decoded, ...(limit !== undefined ? { limit } : {}) }
-    const local = yield* Effect.serviceOption(LocalWeb.LocalWeb)
-    if (Option.isNone(local)) return web.crawl(request)
-    return local.value.crawlWith(request, {
+    const scope = yield* Effect.serviceOption(WebCrawlScope.WebCrawlScope)
+    if (Option.isNone(scope)) return web.crawl(request)
+    return scope.value.crawlWith(request, {
       maxPathDepth: request.maxDepth ?? v1DefaultMaxDepth,
       maxDiscoveryDepth: request.maxDiscoveryDepth,
       sitemap: request.ignoreSitemap === true ? "skip" : "include",
@@ -260,10 +278,11 @@ const crawlStatus = (routing: WebRouting, id: string, batch: BatchOf, kind: JobK
   Effect.gen(function*() {
     const endpoint = jobEndpoint(routing, "crawlStatus", kind)
     const web = yield* service(Web.Web, endpoint, webEngine)
-    const cursor = engineCursor(id, yield* batch(endpoint))
+    const scope = yield* Effect.serviceOption(WebCrawlScope.WebCrawlScope)
+    const cursor = yield* engineCursor(endpoint, scope, id, yield* batch(endpoint))
     const job = yield* web.crawlStatus(cursor).pipe(Effect.mapError(fromError))
     const base = yield* Firecrawl.origin
-    const next = job.next === null || job.next === "" ? null : nextLink(base, id, job.next, kind)
+    const next = job.next === null || job.next === "" ? null : nextLink(scope, base, id, job.next, kind)
     if (routing === "single") {
       const limits = yield* ServerLimits
       return yield* jsonResponse(Web.CrawlJob, { ...Jobs.inServeTerms(job, limits.echoChars), next })

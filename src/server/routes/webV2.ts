@@ -1,5 +1,6 @@
 /**
- * The Firecrawl v2 surface, on the server's local web engine (`LocalWeb`), with v2's request
+ * The Firecrawl v2 surface, on the server's web engine and its crawl-scope capability
+ * (`WebCrawlScope`: the local engine, or a remote one in `firecrawl` routing), with v2's request
  * fields and response shapes as Firecrawl's API reference and the `@mendable/firecrawl-js` SDK
  * define them:
  *
@@ -18,25 +19,25 @@
  * `crawlEntireDomain` only URLs under the start URL's path are followed. `formats` may be
  * names or `{type}` objects; `rawHtml` is the page as served, in the document's `rawHtml`.
  * Options the engine cannot honour are a 400 naming them (see `Firecrawl.refused`); errors are
- * Firecrawl's `{success: false, error}` body. Without the local web engine every route is a 501.
+ * Firecrawl's `{success: false, error}` body. Without the crawl-scope capability every route is a
+ * 501 naming the local web engine.
  * The batch scrape start is shared with v1 (`internal/jobs.ts`).
  */
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Schema } from "effect"
-import type * as Web from "../../api/Web.js"
-import * as LocalWeb from "../../engines/LocalWeb.js"
+import * as Web from "../../api/Web.js"
+import * as WebCrawlScope from "../../api/WebCrawlScope.js"
 import * as Firecrawl from "../internal/firecrawl.js"
 import * as Jobs from "../internal/jobs.js"
 import * as State from "../internal/state.js"
 import { badRequest, fromError, service } from "../internal/wire.js"
 
-const engineName = "local web engine"
 
 // =============================================================================
 // Requests
 // =============================================================================
 
-const SitemapMode = Schema.Literal("include", "skip", "only")
+const SitemapMode = Schema.Literal(...WebCrawlScope.sitemapModes)
 
 const ScrapeRequest = Schema.Struct({ url: Schema.String, ...Firecrawl.ScrapeOptions.fields })
 
@@ -65,8 +66,17 @@ const MapRequest = Schema.Struct({
 
 /** Which batch of a job a status request asks for (the query of a `next` link). */
 const Batch = Schema.Struct({
-  skip: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative()))
+  /** Pages to skip (a cursor the engine's codec reads). */
+  skip: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative())),
+  /** Another `next` value of the engine, handed back to it as it is. */
+  cursor: Schema.optional(Schema.String.pipe(Schema.minLength(1)))
 })
+
+/** The query of this server's `next` link for the engine's `next` value of job `id`. */
+const batchQuery = (scope: WebCrawlScope.Service, id: string, engineNext: string): string => {
+  const cursor = scope.parseCursor(engineNext)
+  return cursor !== undefined && cursor.id === id ? `skip=${cursor.skip}` : `cursor=${encodeURIComponent(engineNext)}`
+}
 
 /** A v2 document of an engine page (`html` as `rawHtml` when that is what was asked). */
 const document = (page: Web.CrawlPage, rawHtml: boolean) => {
@@ -81,7 +91,8 @@ const document = (page: Web.CrawlPage, rawHtml: boolean) => {
 
 const scrape = Effect.gen(function*() {
   const endpoint = "POST /v2/scrape"
-  const engine = yield* service(LocalWeb.LocalWeb, endpoint, engineName)
+  yield* service(WebCrawlScope.WebCrawlScope, endpoint, Jobs.crawlScopeName)
+  const engine = yield* service(Web.Web, endpoint, Jobs.crawlScopeName)
   const { url, ...rest } = yield* Firecrawl.decodeBody(endpoint, ScrapeRequest, "scrape")
   const { options, rawHtml } = yield* Firecrawl.engineOptions(endpoint, rest, false)
   const response = yield* engine.scrape({ url, ...options }).pipe(Effect.mapError(fromError))
@@ -97,7 +108,7 @@ const started = (kind: string, job: Web.CrawlStarted) =>
 
 const crawl = Effect.gen(function*() {
   const endpoint = "POST /v2/crawl"
-  const engine = yield* service(LocalWeb.LocalWeb, endpoint, engineName)
+  const engine = yield* service(WebCrawlScope.WebCrawlScope, endpoint, Jobs.crawlScopeName)
   const request = yield* Firecrawl.decodeBody(endpoint, CrawlRequest, "job")
   const { options } = yield* Firecrawl.engineOptions(endpoint, request.scrapeOptions, true)
   const limit = yield* Jobs.crawlLimit(endpoint, request.limit)
@@ -127,28 +138,29 @@ const crawl = Effect.gen(function*() {
 const status = (kind: string) =>
   Effect.gen(function*() {
     const endpoint = `GET /v2/${kind}/{id}`
-    const engine = yield* service(LocalWeb.LocalWeb, endpoint, engineName)
+    const scope = yield* service(WebCrawlScope.WebCrawlScope, endpoint, Jobs.crawlScopeName)
+    const engine = yield* service(Web.Web, endpoint, Jobs.crawlScopeName)
     const id = yield* jobId
-    const { skip } = yield* HttpServerRequest.schemaSearchParams(Batch).pipe(Effect.mapError((e) => badRequest(endpoint, e)))
-    const job = yield* engine.crawlStatus(skip !== undefined && skip > 0 ? LocalWeb.nextCursor(id, skip) : id).pipe(
-      Effect.mapError(fromError)
-    )
+    const batch = yield* HttpServerRequest.schemaSearchParams(Batch).pipe(Effect.mapError((e) => badRequest(endpoint, e)))
+    const cursor = batch.cursor ?? (batch.skip !== undefined && batch.skip > 0 ? scope.nextCursor(id, batch.skip) : id)
+    const job = yield* engine.crawlStatus(cursor).pipe(Effect.mapError(fromError))
     const origin = yield* Firecrawl.origin
-    const next = job.next === null ? null : `${origin}${jobPath(kind, id)}?skip=${LocalWeb.parseCursor(job.next).skip}`
+    const next = job.next === null || job.next === "" ? null : `${origin}${jobPath(kind, id)}?${batchQuery(scope, id, job.next)}`
     return HttpServerResponse.unsafeJson(yield* Jobs.record(job, next))
   })
 
 const cancel = (kind: string) =>
   Effect.gen(function*() {
     const endpoint = `DELETE /v2/${kind}/{id}`
-    const engine = yield* service(LocalWeb.LocalWeb, endpoint, engineName)
+    yield* service(WebCrawlScope.WebCrawlScope, endpoint, Jobs.crawlScopeName)
+    const engine = yield* service(Web.Web, endpoint, Jobs.crawlScopeName)
     const response = yield* engine.cancel(yield* jobId).pipe(Effect.mapError(fromError))
     return HttpServerResponse.unsafeJson({ success: response.success ?? response.status === "cancelled", status: response.status })
   })
 
 const map = Effect.gen(function*() {
   const endpoint = "POST /v2/map"
-  const engine = yield* service(LocalWeb.LocalWeb, endpoint, engineName)
+  const engine = yield* service(WebCrawlScope.WebCrawlScope, endpoint, Jobs.crawlScopeName)
   const request = yield* Firecrawl.decodeBody(endpoint, MapRequest, "scrape")
   const limit = yield* Jobs.mapLimit(endpoint, request.limit)
   const response = yield* engine.mapWith(
