@@ -91,5 +91,13 @@ export {
    * @since 0.1.0
    * @category hybrid
    */
-  fuse
+  fuse,
+  /**
+   * A collection's `searchHybrid` from its `searchText` and `searchVector` (both searches at
+   * once with the candidates, then {@link fuse}), as every built-in adapter builds it.
+   *
+   * @since 0.1.0
+   * @category hybrid
+   */
+  hybridSearch
 } from "./Fusion.js"

@@ -4,7 +4,8 @@
  *
  * @since 0.1.0
  */
-import type { Hit, HybridSearchOptions } from "./VectorStore.js"
+import * as Effect from "effect/Effect"
+import type { Collection, Hit, HybridSearchOptions } from "./VectorStore.js"
 
 /** A ranked candidate: an id and a score where higher is better. */
 export interface Scored {
@@ -82,6 +83,26 @@ export const fuse = (
     : weighted(text, vector, f.textWeight ?? defaultTextWeight)
   return fused.slice(0, limit).map((s) => ({ ...byId.get(s.id)!, score: s.score }))
 }
+
+/**
+ * A collection's `searchHybrid` from its `searchText` and `searchVector`: both run with
+ * `max(limit, candidates)` hits (default 100), the same filter and read scope, at once, then
+ * {@link fuse}. Every built-in adapter's hybrid search is this.
+ */
+export const hybridSearch = (
+  searchText: Collection["searchText"],
+  searchVector: Collection["searchVector"]
+): Collection["searchHybrid"] =>
+(query, options = {}) =>
+  Effect.gen(function*() {
+    const limit = Math.max(1, options.limit ?? 10)
+    const candidates = Math.max(limit, options.candidates ?? 100)
+    const [text, vec] = yield* Effect.all([
+      searchText(query.text, { ...options, limit: candidates }),
+      searchVector(query.vector, { filter: options.filter, scope: options.scope, limit: candidates })
+    ], { concurrency: 2 })
+    return fuse(text, vec, options.fusion, limit)
+  })
 
 /** The default full-text weight of weighted fusion (measured: see {@link defaultFusion}). */
 export const defaultTextWeight = 0.9

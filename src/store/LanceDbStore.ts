@@ -748,19 +748,7 @@ const makeCollection = (table: lancedb.Table, spec: CollectionSpec, settings: Se
       return rows.map((r) => toHit(r, 1 - Number(r["_distance"] ?? 1)))
     }).pipe(Effect.withSpan("LanceDbStore.searchVector", { attributes: { collection: spec.name } }))
 
-  const searchHybrid = (
-    query: { readonly text: TextQuery; readonly vector: Float32Array | ReadonlyArray<number> },
-    options: HybridSearchOptions = {}
-  ) =>
-    Effect.gen(function*() {
-      const limit = Math.max(1, options.limit ?? 10)
-      const candidates = Math.max(limit, options.candidates ?? 100)
-      const [text, vec] = yield* Effect.all([
-        searchText(query.text, { ...options, limit: candidates }),
-        searchVector(query.vector, { filter: options.filter, scope: options.scope, limit: candidates })
-      ], { concurrency: 2 })
-      return Fusion.fuse(text, vec, options.fusion, limit)
-    })
+  const searchHybrid = Fusion.hybridSearch(searchText, searchVector)
 
   const count = (filter?: Filter, options: ScopeOptions = {}) =>
     where(filter, options.scope).pipe(Effect.flatMap((sql) => attempt("count", () => table.countRows(sql))))

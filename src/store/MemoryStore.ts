@@ -10,7 +10,7 @@
 import { Effect, Layer, Option, Ref } from "effect"
 import { FieldIndex, weightedTerms } from "./internal/bm25.js"
 import * as Filters from "./internal/filter.js"
-import { fuse } from "./Fusion.js"
+import { hybridSearch } from "./Fusion.js"
 import { contentHash } from "./internal/hash.js"
 import {
   type Chunk,
@@ -174,14 +174,7 @@ const makeCollection = (spec: CollectionSpec): Collection => {
       Effect.map(checkFilter(filter), (accept) => remove([...rows.values()].filter((r) => accept(r.chunk)).map((r) => r.chunk.id))),
     searchText,
     searchVector,
-    searchHybrid: (query, options = {}) =>
-      Effect.gen(function*() {
-        const limit = Math.max(1, options.limit ?? 10)
-        const candidates = Math.max(limit, options.candidates ?? 100)
-        const text = yield* searchText(query.text, { ...options, limit: candidates })
-        const vec = yield* searchVector(query.vector, { filter: options.filter, scope: options.scope, limit: candidates })
-        return fuse(text, vec, options.fusion, limit)
-      }),
+    searchHybrid: hybridSearch(searchText, searchVector),
     count: (filter, options: ScopeOptions = {}) =>
       Effect.map(checkFilter(filter, options.scope), (accept) => [...rows.values()].filter((r) => accept(r.chunk)).length),
     listDocuments: (options: ScopeOptions = {}) =>

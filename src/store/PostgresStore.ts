@@ -611,19 +611,7 @@ const makeCollection = (pool: Pool, settings: Settings, stored: Stored): Collect
         .sort((x, y) => y.score - x.score || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0))
     }).pipe(Effect.withSpan("PostgresStore.searchVector", { attributes: { collection: spec.name } }))
 
-  const searchHybrid = (
-    query: { readonly text: TextQuery; readonly vector: Float32Array | ReadonlyArray<number> },
-    options: HybridSearchOptions = {}
-  ) =>
-    Effect.gen(function*() {
-      const limit = Math.max(1, options.limit ?? 10)
-      const candidates = Math.max(limit, options.candidates ?? 100)
-      const [text, vec] = yield* Effect.all([
-        searchText(query.text, { ...options, limit: candidates }),
-        searchVector(query.vector, { filter: options.filter, scope: options.scope, limit: candidates })
-      ], { concurrency: 2 })
-      return Fusion.fuse(text, vec, options.fusion, limit)
-    })
+  const searchHybrid = Fusion.hybridSearch(searchText, searchVector)
 
   const count = (filter?: Filter, options: ScopeOptions = {}) =>
     Effect.gen(function*() {
