@@ -851,10 +851,14 @@ export interface CitationOptions extends Answer.AskOptions, BootstrapOptions {
   readonly threshold?: number | undefined
   /** Ask at most this many questions of the set, in order (default: all). */
   readonly questions?: number | undefined
+  /** Check the answers with `AnswerCheck.judge` (a chat model's verdicts) instead of the lexical score. */
+  readonly judge?: AnswerCheck.JudgeOptions | undefined
 }
 
 /** How well answers are held by their citations, over a set's questions. */
 export interface CitationReport {
+  /** How sentences were checked: `lexical` (`AnswerCheck.check`) or `judge` (`AnswerCheck.judge`). */
+  readonly method: "lexical" | "judge"
   readonly questions: number
   /** Answers with at least one cited sentence (the others have no precision). */
   readonly answersWithCitations: number
@@ -869,7 +873,7 @@ export interface CitationReport {
 
 /**
  * Asks every question of the set (up to `questions`) through `Answer.ask` on the collection,
- * checks each answer with `AnswerCheck.check`, and reports citation precision (the share of
+ * checks each answer with `AnswerCheck.check` (or `AnswerCheck.judge` with `judge`), and reports citation precision (the share of
  * cited sentences their passages support) with a bootstrap interval, and how many answers cite
  * the relevant document. Asks as the `Principal` in the context. Fails with `Answer.ask`'s
  * errors (no chat model: `ChatNotConfigured`).
@@ -889,7 +893,9 @@ export const citationPrecision = (
     let relevantCited = 0
     for (const q of questions) {
       const answer = yield* Answer.ask(collection, q.text, options)
-      const c = AnswerCheck.check(answer, { threshold: options.threshold })
+      const c = options.judge === undefined
+        ? AnswerCheck.check(answer, { threshold: options.threshold })
+        : yield* AnswerCheck.judge(answer, { threshold: options.threshold, ...options.judge })
       supported += c.supported
       unsupported += c.unsupported
       uncited += c.uncited
@@ -898,6 +904,7 @@ export const citationPrecision = (
       if (answer.cited.some((s) => (relevant.get(s.documentId) ?? 0) > 0)) relevantCited++
     }
     return {
+      method: options.judge === undefined ? "lexical" as const : "judge" as const,
       questions: questions.length,
       answersWithCitations: perAnswer.length,
       precision: interval(perAnswer, options),
@@ -910,6 +917,6 @@ export const citationPrecision = (
 
 /** The citation report as one line. */
 export const citationLine = (r: CitationReport): string =>
-  `citation precision ${cell(r.precision)} over ${r.answersWithCitations} of ${r.questions} answers with citations; ` +
+  `citation precision${r.method === "judge" ? " (judged by the chat model)" : ""} ${cell(r.precision)} over ${r.answersWithCitations} of ${r.questions} answers with citations; ` +
   `${r.supported} cited sentence(s) supported, ${r.unsupported} unsupported, ${r.uncited} without citation; ` +
   `the relevant document cited in ${r.relevantCited} of ${r.questions} answers`

@@ -11,6 +11,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll } from "vitest"
 import * as Eval from "../../src/bench/Eval.js"
+import * as AnswerCheck from "../../src/pipeline/AnswerCheck.js"
 import { sharedPath } from "../../src/internal/shared.js"
 import { runCli } from "../support/cli.js"
 import { delta, sse } from "../pipeline/answer-fixtures.js"
@@ -102,6 +103,11 @@ describe("effect-rag eval", () => {
           sse(res, [delta({ content: `${first.replace(/[.?!]+$/, "")} [1]. ` }), delta({ content: "Purple dragons guard the treasury [1]." }), delta({}, "stop")])
           return
         }
+        if (body.messages[0]?.content === AnswerCheck.judgePrompt) {
+          // the judge (eval run --answers --judge): the dragons are not in the passage
+          const verdict = body.messages[1]!.content.includes("Purple dragons") ? "UNSUPPORTED" : "SUPPORTED"
+          return { json: { choices: [{ index: 0, message: { role: "assistant", content: verdict }, finish_reason: "stop" }] } }
+        }
         const passage = body.messages[1]!.content.split("Passage:\n")[1] ?? ""
         n++
         // a copy of the passage's first words (rejected), then a question in other words (kept)
@@ -139,13 +145,20 @@ describe("effect-rag eval", () => {
       expect(built.stdout + built.stderr).not.toContain(testKey)
 
       // --answers: the first 3 questions asked through the same server, scored against their citations
-      const answered = yield* Effect.promise(() =>
-        runCli(["eval", "run", ...at, "--set", set, "--modes", "fulltext", "--answers", "3", "--resamples", "200", "--json", join(root, "answers.json")], env)
+      const [answered, judged] = yield* Effect.promise(() =>
+        Promise.all([
+          runCli(["eval", "run", ...at, "--set", set, "--modes", "fulltext", "--answers", "3", "--resamples", "200", "--json", join(root, "answers.json")], env),
+          runCli(["eval", "run", ...at, "--set", set, "--modes", "fulltext", "--answers", "2", "--judge", "--resamples", "200"], env)
+        ])
       )
       expect(answered.code, answered.stderr).toBe(0)
       expect(answered.stdout).toContain("answers by chat-1 (fulltext on fixtures): citation precision 0.500 [0.500, 0.500] over 3 of 3 answers with citations; 3 cited sentence(s) supported, 3 unsupported, 0 without citation")
       const saved = JSON.parse(readFileSync(join(root, "answers.json"), "utf8")) as { citations: Eval.CitationReport }
       expect(saved.citations).toMatchObject({ questions: 3, supported: 3, unsupported: 3 })
-      expect(server.received.filter((r) => (r.json as { stream?: boolean }).stream === true)).toHaveLength(3)
+      expect(server.received.filter((r) => (r.json as { stream?: boolean }).stream === true)).toHaveLength(5)
+      // --judge: the same answers judged by the model, one call per cited sentence
+      expect(judged.code, judged.stderr).toBe(0)
+      expect(judged.stdout).toContain("citation precision (judged by the chat model) 0.500 [0.500, 0.500] over 2 of 2 answers with citations; 2 cited sentence(s) supported, 2 unsupported")
+      expect(server.received.filter((r) => (r.json as { messages: Array<{ content: string }> }).messages[0]?.content === AnswerCheck.judgePrompt)).toHaveLength(4)
     }), 120_000)
 })

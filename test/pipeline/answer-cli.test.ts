@@ -9,7 +9,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll } from "vitest"
 import type * as Answer from "../../src/pipeline/Answer.js"
-import type * as AnswerCheck from "../../src/pipeline/AnswerCheck.js"
+import * as AnswerCheck from "../../src/pipeline/AnswerCheck.js"
 import { runCli } from "../support/cli.js"
 import { startServer, testKey } from "../support/server.js"
 import { chatHandler, fillCollection } from "./answer-fixtures.js"
@@ -83,5 +83,31 @@ describe("effect-rag query / ask", () => {
       expect(noModel.stdout + noModel.stderr).not.toContain(testKey)
       // two CLI runs, two rounds each (tool call, then the answer); the run without a model sent nothing
       expect(server.received.length).toBe(4)
+    }))
+
+  it.scopedLive("ask --check --judge: a chat model judges each cited sentence; --judge without --check is a usage error", () =>
+    Effect.gen(function*() {
+      const server = yield* startServer((req, res) => {
+        const body = req.json as { model: string; messages: Array<{ role: string; content: string }> }
+        if (body.messages[0]?.content !== AnswerCheck.judgePrompt) return chatHandler(req, res)
+        const sentence = body.messages[1]!.content
+        const verdict = sentence.endsWith("Sentence: The harbour was dredged in 1910.") ? "NOT SUPPORTED" : "SUPPORTED"
+        return { json: { model: body.model, choices: [{ index: 0, message: { role: "assistant", content: verdict }, finish_reason: "stop" }] } }
+      })
+      const env = { EFFECT_RAG_BASE_URL: server.url, EFFECT_RAG_API_KEY: testKey, EFFECT_RAG_CHAT_MODEL: "chat-1" }
+      const [json, usage] = yield* Effect.promise(() =>
+        Promise.all([
+          runCli(["ask", "Who invented the Fresnel lens?", ...at, "--json", "--limit", "2", "--check", "--judge", "--judge-model", "judge-2"], env),
+          runCli(["ask", "Who invented the Fresnel lens?", ...at, "--judge"], env)
+        ])
+      )
+      expect(json.code).toBe(0)
+      const check = (JSON.parse(json.stdout) as { check: AnswerCheck.Check }).check
+      expect(check).toMatchObject({ method: "judge", model: "judge-2", supported: 1, unsupported: 1 })
+      expect(check.sentences.map((x) => x.verdict)).toEqual(["supported", "unsupported"])
+      const judged = server.received.map((r) => r.json as { model: string; messages: Array<{ content: string }> }).filter((b) => b.messages[0]?.content === AnswerCheck.judgePrompt)
+      expect(judged.map((b) => b.model)).toEqual(["judge-2", "judge-2"])
+      expect(usage.code).toBe(2)
+      expect(usage.stderr).toContain("--judge and --judge-model go with --check")
     }))
 })

@@ -1,12 +1,13 @@
 /**
- * `effect-rag ask QUESTION [--model M] [--search] [--no-tools] [--check] [--limit N] [--mode ...]
+ * `effect-rag ask QUESTION [--model M] [--search] [--no-tools] [--check [--judge] [--judge-model M]] [--limit N] [--mode ...]
  * [--filter key=value]... [--embedder ...] [--reranker ...] [--db DIR] [--collection NAME]
  * [--json] [--config FILE]`: answers a question from a collection through the chat service,
  * with numbered citations, then lists the cited sources.
  *
  * On a terminal the answer streams as it is written; otherwise it is printed when complete.
  * `--check` then checks each sentence against the passages it cites (`pipeline/AnswerCheck`)
- * and lists those not supported (in `--json`: the `check` field).
+ * and lists those not supported (in `--json`: the `check` field); `--judge` has a chat model
+ * judge each cited sentence instead (`AnswerCheck.judge`).
  * `--search` answers through AI search instead (no collection involved). The chat model comes
  * from `--model`, then `EFFECT_RAG_CHAT_MODEL` (environment or config file); the API from
  * `EFFECT_RAG_BASE_URL` and `EFFECT_RAG_API_KEY`. Without a model or key the command exits 1
@@ -69,11 +70,20 @@ export const command = Command.make(
     check: Options.boolean("check").pipe(
       Options.withDescription("check each sentence against the passages it cites (lexical support, threshold 0.5) and list those not supported")
     ),
+    judge: Options.boolean("judge").pipe(
+      Options.withDescription("with --check: a chat model judges each cited sentence instead (one call per sentence; the ask model, or --judge-model)")
+    ),
+    judgeModel: Options.text("judge-model").pipe(
+      Options.withPseudoName("MODEL"),
+      Options.optional,
+      Options.withDescription("the model of --judge (default: the ask model, $EFFECT_RAG_CHAT_MODEL)")
+    ),
     ...retrievalOptions(6)
   },
   (args) =>
     Effect.gen(function*() {
       const question = yield* nonBlank("the question", args.question)
+      if ((args.judge || Option.isSome(args.judgeModel)) && !args.check) return yield* Effect.fail(new Shared.UsageError("--judge and --judge-model go with --check"))
       const Answer = yield* Shared.load(() => import("../../pipeline/Answer.js"))
       const model = Option.isSome(args.model) ? args.model : yield* Wiring.setting("EFFECT_RAG_CHAT_MODEL")
       const tty = process.stdout.isTTY === true && !args.json
@@ -111,7 +121,13 @@ export const command = Command.make(
         if (!args.json) yield* Console.log(streamed ? "" : answer.text)
       }
       const AnswerCheck = args.check ? yield* Shared.load(() => import("../../pipeline/AnswerCheck.js")) : undefined
-      const checked = AnswerCheck?.check(answer)
+      const judgeModel = Option.isSome(args.judgeModel) ? args.judgeModel : args.search ? yield* Wiring.setting("EFFECT_RAG_CHAT_MODEL") : model
+      if (args.judge && Option.isNone(judgeModel)) return yield* Effect.fail(new Shared.UsageError("--judge needs a chat model: pass --judge-model or set EFFECT_RAG_CHAT_MODEL"))
+      const checked = AnswerCheck === undefined
+        ? undefined
+        : args.judge
+        ? yield* AnswerCheck.judge(answer, { model: Option.getOrUndefined(judgeModel) }).pipe(Effect.provide(apiLayer(Option.getOrUndefined(judgeModel))))
+        : AnswerCheck.check(answer)
       yield* Console.log(
         args.json
           ? JSON.stringify(checked === undefined ? answer : { ...answer, check: checked }, null, 2)

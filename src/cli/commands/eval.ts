@@ -7,7 +7,7 @@
  *   from the collection. `auto` (the default) asks the chat model when one is configured
  *   (`--model`, else `EFFECT_RAG_CHAT_MODEL`), else makes known-item queries offline.
  * - `eval run [--db DIR] --set DIR [--modes fulltext,hybrid,...] [--collections A,B]
- *   [--embedder ...] [--reranker ...] [--json FILE] [--baseline FILE] [--answers N --model M]`:
+ *   [--embedder ...] [--reranker ...] [--json FILE] [--baseline FILE] [--answers N [--judge] --model M]`:
  *   the modes side by side with 95 % paired-bootstrap intervals; exit 4 when `--baseline` shows
  *   a significant regression; `--answers N` also asks N questions and reports citation precision.
  *
@@ -146,6 +146,9 @@ export const runCommand = Command.make(
       Options.withDescription("also ask the first N questions with the chat model (first mode, first collection) and report citation precision (default 0: none)")
     ),
     model: Options.text("model").pipe(Options.withPseudoName("MODEL"), Options.optional, Options.withDescription("the chat model of --answers (default: $EFFECT_RAG_CHAT_MODEL)")),
+    judge: Options.boolean("judge").pipe(
+      Options.withDescription("with --answers: the chat model judges each cited sentence (one call per sentence) instead of the lexical support score")
+    ),
     db: Shared.db,
     collection: Shared.collection,
     config: Shared.config
@@ -158,6 +161,7 @@ export const runCommand = Command.make(
       if (args.answers > 0 && Option.isNone(model)) {
         return yield* Effect.fail(new Shared.UsageError("--answers needs a chat model: pass --model or set EFFECT_RAG_CHAT_MODEL"))
       }
+      if (args.judge && args.answers === 0) return yield* Effect.fail(new Shared.UsageError("--judge goes with --answers N"))
       const resamples = yield* positive("resamples", args.resamples)
       const wanted = list(args.modes)
       if (wanted.length === 0) return yield* Effect.fail(new Shared.UsageError("--modes is empty"))
@@ -227,6 +231,7 @@ export const runCommand = Command.make(
           reranker: first.retrieve.reranker,
           retrieve: { fullText: first.retrieve.fullText },
           questions: args.answers,
+          judge: args.judge ? { model: model.value } : undefined,
           resamples,
           seed: args.seed
         }).pipe(Effect.provide(chatLayer(model.value)), Effect.provide(Principal.layerUnrestricted))
