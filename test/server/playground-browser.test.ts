@@ -1,9 +1,10 @@
 /**
  * The playground page as a person uses it, in Debian's headless Chromium driven by
  * `playwright-core` (no browser download: `/usr/bin/chromium`). The built `effect-rag serve
- * --db DIR --playground --gateway --embedder use-lite`, with a server key, over a collection
- * ingested from the shared fixtures into a temp dir, with a loopback chat model at the HTTP
- * edge; an `eval run --json` file made by the CLI on the same collection.
+ * --db DIR --playground --gateway --embedder use-lite --reranker remote`, with a server key,
+ * over a collection ingested from the shared fixtures into a temp dir, with a loopback chat
+ * model and reranker at the HTTP edge; an `eval run --json` file made by the CLI on the same
+ * collection.
  *
  * Skipped, with a message, only when `/usr/bin/chromium` is absent and `EFFECT_RAG_CI` is not
  * set (local development); `.ci/run` installs Chromium and sets it, so there it fails instead.
@@ -37,6 +38,7 @@ let root = ""
 let serve: BuiltCli | undefined
 let url = ""
 let chat: Server | undefined
+let reranked = 0
 let browser: Browser | undefined
 let runJson = ""
 /** Released by the test: the fake model holds the end of its answer until then. */
@@ -54,6 +56,14 @@ const startChat = () =>
       let body = ""
       req.on("data", (d: Buffer) => (body += d.toString()))
       req.on("end", () => {
+        if (req.url === "/v1/rerank") {
+          // the reranker: passages that say "native" first, then the order it was given
+          reranked++
+          const { documents } = JSON.parse(body) as { documents: Array<string> }
+          const results = documents.map((d, index) => ({ index, relevance_score: (d.match(/native/gi)?.length ?? 0) + 1 / (index + 2) }))
+          res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ results }))
+          return
+        }
         if (req.url !== "/v1/chat/completions") {
           res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: "no route" } }))
           return
@@ -107,8 +117,14 @@ beforeAll(async () => {
   ])
   expect(ingested.code, ingested.stderr).toBe(0)
   serve = spawnBuiltCli(
-    ["serve", "--port", "0", "--db", db, "--playground", "--gateway", "--embedder", "use-lite"],
-    { EFFECT_RAG_SERVER_KEY: serverKey, EFFECT_RAG_BASE_URL: chatUrl, EFFECT_RAG_API_KEY: "upstream-key", EFFECT_RAG_CHAT_MODEL: "fake-chat" },
+    ["serve", "--port", "0", "--db", db, "--playground", "--gateway", "--embedder", "use-lite", "--reranker", "remote"],
+    {
+      EFFECT_RAG_SERVER_KEY: serverKey,
+      EFFECT_RAG_BASE_URL: chatUrl,
+      EFFECT_RAG_API_KEY: "upstream-key",
+      EFFECT_RAG_CHAT_MODEL: "fake-chat",
+      EFFECT_RAG_RERANK_MODEL: "fake-rerank"
+    },
     { timeoutMs: 300_000 }
   )
   runJson = join(root, "run.json")
@@ -148,7 +164,7 @@ const expectedMarks = (text: string, terms: ReadonlySet<string>) =>
 const shot = (page: Page, name: string) => page.screenshot({ path: join(shots, name), fullPage: true })
 
 describe.skipIf(skip)("the playground page in Chromium", () => {
-  it("asks for the key, searches two modes side by side with the stemmed terms marked, streams an answer whose citations lead to their passages, shows an eval run", async () => {
+  it("asks for the key, searches three modes side by side (one reranked) with the stemmed terms marked, streams an answer whose citations lead to their passages, shows an eval run", async () => {
     const page = await browser!.newPage({ viewport: { width: 1280, height: 900 } })
     const failed: Array<string> = []
     page.on("pageerror", (e) => failed.push(e.message))
@@ -161,17 +177,18 @@ describe.skipIf(skip)("the playground page in Chromium", () => {
     await page.fill("#key", serverKey)
     await page.click("#key-form button")
     await expect.poll(() => page.locator("#collection option").allTextContents()).toEqual(["fixtures"])
-    await expect.poll(() => page.locator("#modes label").allTextContents()).toEqual(["fulltext", "vector", "hybrid"])
-    expect(await page.locator("#modes input:checked").evaluateAll((boxes) => boxes.map((b) => (b as unknown as { value: string }).value))).toEqual(["fulltext", "hybrid"])
+    await expect.poll(() => page.locator("#modes label").allTextContents()).toEqual(["fulltext", "vector", "hybrid", "hybrid + rerank"])
+    expect(await page.locator("#modes input:checked").evaluateAll((boxes) => boxes.map((b) => (b as unknown as { value: string }).value)))
+      .toEqual(["fulltext", "hybrid", "hybrid + rerank"])
 
     // a query: one column per mode, hits with score, source and page, the analysed terms marked
     await page.fill("#query", "compiling traces")
     await page.click("#search")
-    await page.locator(".column").nth(1).waitFor()
-    expect(await page.locator(".column h3").allTextContents()).toEqual(["fulltext · 5 hits", "hybrid · 5 hits"])
+    await page.locator(".column").nth(2).waitFor()
+    expect(await page.locator(".column h3").allTextContents()).toEqual(["fulltext · 5 hits", "hybrid · 5 hits", "hybrid + rerank · 5 hits"])
     await expect.poll(() => page.locator("#terms").textContent()).toBe("analysed terms: compil, trace")
     const terms = new Set(["compil", "trace"])
-    for (const mode of ["fulltext", "hybrid"]) {
+    for (const mode of ["fulltext", "hybrid", "hybrid + rerank"]) {
       const first = page.locator(`.column[data-mode="${mode}"] .hit`).first()
       expect(await first.locator(".score").textContent()).toMatch(/^\d+\.\d{3}$/)
       expect(files.map((f) => basename(f))).toContain(basename((await first.locator(".source").textContent())!))
@@ -181,6 +198,9 @@ describe.skipIf(skip)("the playground page in Chromium", () => {
       expect(marks.map((m) => m.toLowerCase())).toEqual(expectedMarks(passage, terms))
       expect(marks.length).toBeGreaterThan(0)
     }
+    // the reranker's order: the passages that say "native" first
+    expect(reranked).toBeGreaterThan(0)
+    expect(await page.locator(`.column[data-mode="hybrid + rerank"] .hit .passage`).first().textContent()).toMatch(/native/i)
     const fulltextFirst = page.locator(`.column[data-mode="fulltext"] .hit`).first()
     expect(await fulltextFirst.locator(".source").textContent()).toContain("tracemonkey.pdf")
     expect(await fulltextFirst.locator(".place").textContent()).toMatch(/^page \d+$/)
