@@ -174,6 +174,10 @@ describe.skipIf(skip)("the playground page in Chromium", () => {
     // the server has a key: the page asks for it, then lists the collections
     await page.locator("#key-form").waitFor({ state: "visible" })
     await expect.poll(() => page.locator("#status").textContent()).toContain("needs an API key")
+    await page.fill("#key", "not-the-key")
+    await page.click("#key-form button")
+    await expect.poll(() => page.locator("#status").textContent()).toBe("the server refused this key: type another")
+    expect(await page.locator("#key-form").isVisible()).toBe(true)
     await page.fill("#key", serverKey)
     await page.click("#key-form button")
     await expect.poll(() => page.locator("#collection option").allTextContents()).toEqual(["fixtures"])
