@@ -35,7 +35,7 @@ const events = (text: string): Array<any> =>
 const marked = (hit: { text: string; highlights: Array<[number, number]> }) => hit.highlights.map(([a, b]) => hit.text.slice(a, b))
 
 describe("the playground's routes", () => {
-  it.scopedLive("assets only with playground: true and without a key; the API keeps its key; modes, highlights and a streamed ask", () =>
+  it.scopedLive("assets only with playground: true and without a key; the API keeps its key; modes, highlights and a streamed ask (a failure after the first event: a last error event)", () =>
     Effect.gen(function*() {
       const uri = join(root, "db")
       yield* fillCollection(uri)
@@ -135,5 +135,17 @@ describe("the playground's routes", () => {
       expect(unknown.headers.get("content-type")).toContain("application/json")
       expect(whole.text).toBe(answer.text)
       expect(whole.sources[0].highlights).toBeUndefined()
+
+      // a failure after the first event (the model refuses once the sources are out): a last error event
+      const refusing = yield* startServer(() => ({ status: 400, json: { error: { message: "the model refused: context too long", type: "invalid_request_error" } } }))
+      const url2 = yield* serveOurs(
+        Layer.mergeAll(Layer.orDie(LanceDbStore.layer({ uri })), Chat.layer({ model: "chat-1" }).pipe(Layer.provide(clientLayer(refusing.url)))),
+        { playground: true }
+      )
+      const broken = yield* Effect.promise(() => post(url2, "/v1/collections/docs/ask", { question: "Who invented the lighthouse lens?", stream: true }))
+      expect(broken.status).toBe(200)
+      const brokenEvents = events(yield* Effect.promise(() => broken.text()))
+      expect(brokenEvents.map((e) => e.type)).toEqual(["sources", "error"])
+      expect(brokenEvents[1].error.message).toContain("the model refused: context too long")
     }))
 })
