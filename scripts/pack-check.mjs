@@ -89,6 +89,8 @@ check(installedBytes <= coreLimit, `node_modules of the core is at most 400 MB (
 const optionalPresent = ["@huggingface/transformers", "onnxruntime-node", "@energetic-ai/core", "bullmq", "tesseract.js", "@effect/ai", "pg"]
   .filter((n) => existsSync(join(modules, n)))
 check(optionalPresent.length === 0, `no optional part is installed by default${optionalPresent.length ? ` (found ${optionalPresent.join(", ")})` : ""}`)
+// the playground page's script (`serve --playground`), compiled by the build, is in the package
+check(existsSync(join(modules, "effect-rag", "dist", "playground", "app.js")), "the playground's script dist/playground/app.js is in the package")
 const unasked = ["@huggingface/transformers", "onnxruntime-node", "openai"]
 const strays = findPackages(modules, unasked)
 check(strays.length === 0, `none of ${unasked.join(", ")} is anywhere in the tree${strays.length ? ` (found ${strays.join(", ")})` : ""}`)

@@ -24,6 +24,7 @@ import * as Access from "./internal/access.js"
 import * as Firecrawl from "./internal/firecrawl.js"
 import { hasBody, lingerOnClose, nodeRequest } from "./internal/body.js"
 import * as Limits from "./internal/limits.js"
+import * as Playground from "./internal/playground.js"
 import * as State from "./internal/state.js"
 import { clipEcho, errorResponse, tcpUrl } from "./internal/wire.js"
 import * as CollectionRoutes from "./routes/collections.js"
@@ -50,6 +51,12 @@ export interface Options extends State.Options {
   readonly collections?: CollectionRoutes.Options | undefined
   /** The limits on request bodies and model calls (`docs/server.md`); unset fields keep their defaults. */
   readonly limits?: Partial<Limits.Limits> | undefined
+  /**
+   * Serve the playground page at `/` (`docs/playground.md`). Its page, style sheet and script
+   * hold no data and are served without a key; the page sends the key the user types with
+   * every API call. Default false.
+   */
+  readonly playground?: boolean | undefined
 }
 
 export type { Limits } from "./internal/limits.js"
@@ -78,11 +85,15 @@ const errorResponseFor = (url: string) =>
  * others as their caller (`internal/access.ts`): the operator on an open server or with
  * `apiKey`, the key's principal and collections with a key of `keys`.
  */
-const authenticate = (apiKey: Redacted.Redacted<string> | undefined, keys: ReadonlyArray<Access.KeyGrant>) =>
+const authenticate = (apiKey: Redacted.Redacted<string> | undefined, keys: ReadonlyArray<Access.KeyGrant>, playground: boolean) =>
   HttpMiddleware.make((app) =>
     Effect.gen(function*() {
       if (apiKey === undefined && keys.length === 0) return yield* Effect.provideService(app, Access.CallerTag, Access.operator)
       const request = yield* HttpServerRequest.HttpServerRequest
+      // the playground's assets hold no data; the page asks for the key and sends it with its API calls
+      if (playground && request.method === "GET" && Playground.assetPaths.has(new URL(request.url, "http://x").pathname)) {
+        return yield* Effect.provideService(app, Access.CallerTag, Access.anonymous)
+      }
       const header = request.headers["authorization"] ?? ""
       const match = /^Bearer\s+(.+)$/i.exec(header)
       const caller = match === null ? undefined : Access.authenticate(match[1]!.trim(), apiKey, keys)
@@ -195,9 +206,10 @@ const answerDefects = HttpMiddleware.make((app) =>
 export const app = (options: Options = {}) =>
   router.pipe(
     HttpRouter.concat(CollectionRoutes.routes(options.collections)),
+    options.playground === true ? HttpRouter.concat(Playground.routes) : (r) => r,
     HttpRouter.all("*", notFound),
     answerDefects,
-    authenticate(options.apiKey, options.keys ?? []),
+    authenticate(options.apiKey, options.keys ?? [], options.playground === true),
     closeUnreadBodies,
     Effect.provideService(Limits.ServerLimits, Limits.resolve(options.limits))
   )

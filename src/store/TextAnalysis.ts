@@ -73,3 +73,20 @@ export const terms = (text: string, maxTokenLength = 40): Array<string> => {
   for (const w of words(text)) if (w.length <= maxTokenLength && !stopWords.has(w)) out.push(stem(w))
   return out
 }
+
+/**
+ * Where the terms of a query occur in a text: the character ranges `[start, end)` of the words
+ * whose analysed term (lower-cased, stop words dropped, stemmed as {@link analyze} does) is one
+ * of `queryTerms`, in order. A query for `lighthouses` marks `lighthouse` and `Lighthouse's`
+ * word `Lighthouse`, never the `light` inside `lighthouse`: words are matched whole, by stem.
+ */
+export const matchSpans = (text: string, queryTerms: ReadonlySet<string>, maxTokenLength = 40): Array<readonly [number, number]> => {
+  const out: Array<readonly [number, number]> = []
+  if (queryTerms.size === 0) return out
+  for (const m of text.matchAll(wordPattern)) {
+    const w = m[0].toLowerCase()
+    if (w.length > maxTokenLength || stopWords.has(w)) continue
+    if (queryTerms.has(stem(w))) out.push([m.index, m.index + m[0].length])
+  }
+  return out
+}

@@ -100,6 +100,12 @@ describe("effect-rag serve", () => {
     expect(r.stderr).toContain("--max-json-bytes must be a positive number, not 0")
   }, 90_000)
 
+  it("--playground without --db stops the start: the page shows that database's collections", async () => {
+    const r = await runCli(["serve", "--port", "0", "--playground"])
+    expect(r.code).toBe(1)
+    expect(r.stderr).toContain("--playground needs --db DIR|URI")
+  }, 90_000)
+
   it("an embedder that cannot load stops the start with its reason (exit 1)", async () => {
     const r = await runCli(["serve", "--port", "0", "--embedder", "onnx:/nonexistent/model"])
     expect(r.code).toBe(1)

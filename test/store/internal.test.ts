@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { FieldIndex, weightedTerms } from "../../src/store/internal/bm25.js"
 import * as Filters from "../../src/store/internal/filter.js"
 import * as Fusion from "../../src/store/Fusion.js"
-import { analyze } from "../../src/store/TextAnalysis.js"
+import { analyze, matchSpans, terms } from "../../src/store/TextAnalysis.js"
 import { Filter } from "../../src/store/VectorStore.js"
 
 const spec = { name: "t", fields: { lang: "string", year: "number", ok: "boolean" } } as const
@@ -53,6 +53,14 @@ describe("fusion", () => {
 describe("BM25", () => {
   it("analyzes with stop words removed and Porter stems", () => {
     expect(analyze("The cells are converting sunlight").map((t) => t.term)).toEqual(["cell", "convert", "sunlight"])
+  })
+  it("matchSpans: the whole words whose stem is a query term, by character range, case and stop words as the analyser does", () => {
+    const text = "Lighthouses and a LIGHTHOUSE's keeper; the lighter light-house. İstanbul keepers"
+    const spans = matchSpans(text, new Set(terms("the lighthouse keepers")))
+    expect(spans.map(([a, b]) => text.slice(a, b))).toEqual(["Lighthouses", "LIGHTHOUSE", "keeper", "keepers"])
+    // offsets are of the original text (a letter that lower-cases to two code units does not shift them)
+    expect(spans.at(-1)).toEqual([text.length - 7, text.length])
+    expect(matchSpans(text, new Set(terms("the and a")))).toEqual([])
   })
   it("scores by hand: one term, two documents; the title as its own boosted field", () => {
     const ix = FieldIndex.build([

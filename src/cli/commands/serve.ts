@@ -1,6 +1,6 @@
 /**
  * `effect-rag serve [--host H] [--port P] [--embedder none|use-lite|onnx:DIR|remote]
- * [--reranker none|onnx:DIR|remote] [--allow-private] [--gateway] [--config FILE] [limit flags]`:
+ * [--reranker none|onnx:DIR|remote] [--allow-private] [--gateway] [--db DIR|URI] [--keys FILE] [--playground] [--config FILE] [limit flags]`:
  * the self-hosted server of the API (src/server/). The limit flags (`--max-json-bytes`, …) set
  * the server's limits; `docs/server.md` lists them with their defaults.
  *
@@ -17,11 +17,12 @@
  * `Music` and `Search` layers). Without it they answer 501.
  *
  * With `--db DIR|URI` it also serves that database's collections (`GET /v1/collections`,
- * `GET /v1/collections/{name}/documents`, `POST /v1/collections/{name}/query`, and
+ * `GET /v1/collections/{name}`, `GET /v1/collections/{name}/documents`, `POST /v1/collections/{name}/query`, and
  * `POST /v1/collections/{name}/ask` with `--gateway`), retrieving with `--embedder` (when it made
  * a collection's vectors) and `--reranker`. `--keys FILE` (or `EFFECT_RAG_SERVER_KEYS`) maps API
  * keys to principals and to the collections each may read or write (`docs/server.md`); with it
  * every request needs a key, and a key reads only its collections, as its principal.
+ * `--playground` (with `--db`) adds the playground page at `/` (`docs/playground.md`).
  *
  * @since 0.1.0
  */
@@ -155,10 +156,14 @@ const keys = Options.text("keys").pipe(
   Options.withDescription("a JSON keys file mapping API keys to principals and collections (default: $EFFECT_RAG_SERVER_KEYS); every request then needs a key")
 )
 
+const playground = Options.boolean("playground").pipe(
+  Options.withDescription("serve the playground page at / (with --db): search the collections side by side, ask, open eval runs (docs/playground.md)")
+)
+
 const refuse = (message: string) => new RagError.ConfigurationError({ endpoint: "serve", message })
 
 /** The `serve` command. */
-export const command = Command.make("serve", { host, port, embedder, reranker, allowPrivate, gateway, db, keys, config: Shared.config, ...limitFlags }, (o) =>
+export const command = Command.make("serve", { host, port, embedder, reranker, allowPrivate, gateway, db, keys, playground, config: Shared.config, ...limitFlags }, (o) =>
   Effect.gen(function*() {
     const [Chat, Embeddings, Images, ApiHttp, Models, Music, Rerank, Search, Video, Layers, RagConfig, Server, ModelRoutes, fs] = yield* modules
     const given = (value: Option.Option<number>) => Option.getOrUndefined(value)
@@ -199,6 +204,7 @@ export const command = Command.make("serve", { host, port, embedder, reranker, a
       Effect.flatMap((text) => Effect.mapError(Server.parseKeys(text), (m) => refuse(`--keys ${keysPath.value}: ${m}`)))
     )
     const dbUri = Option.isSome(o.db) ? Option.some(yield* Wiring.dbUri(o.db)) : Option.none<string>()
+    if (o.playground && Option.isNone(o.db)) return yield* refuse("--playground needs --db DIR|URI: the page shows that database's collections")
     if (Option.isSome(keysPath) && keyGrants.length === 0) return yield* refuse(`--keys ${keysPath.value}: the file lists no key`)
     const embedderSpec = yield* Wiring.embedderSpec(o.embedder)
     const e = yield* Shared.asUsage("serve")(Wiring.resolveEmbedder(embedderSpec))
@@ -255,8 +261,9 @@ export const command = Command.make("serve", { host, port, embedder, reranker, a
       ...(e.embedder ? [`POST /v1/embeddings (${e.embedder.id})`] : []),
       ...(r.reranker ? [`POST /v1/rerank (${r.reranker.id})`] : []),
       ...(Option.isSome(o.db)
-        ? [`GET /v1/collections, GET /v1/collections/{name}/documents, POST /v1/collections/{name}/query${Option.isSome(upstream) ? ", POST /v1/collections/{name}/ask" : ""} (database ${Wiring.displayUri(dbUri.pipe(Option.getOrElse(() => "")))})`]
-        : [])
+        ? [`GET /v1/collections, GET /v1/collections/{name}, GET /v1/collections/{name}/documents, POST /v1/collections/{name}/query${Option.isSome(upstream) ? ", POST /v1/collections/{name}/ask" : ""} (database ${Wiring.displayUri(dbUri.pipe(Option.getOrElse(() => "")))})`]
+        : []),
+      ...(o.playground ? ["the playground page at GET / (its page, style and script without a key)"] : [])
     ]
     const gatewayLine = Option.match(upstream, {
       onNone: () => "; chat, image, video and music generation answer 501 (no --gateway)",
@@ -280,6 +287,7 @@ export const command = Command.make("serve", { host, port, embedder, reranker, a
         apiKey: Option.getOrUndefined(apiKey),
         keys: keyGrants,
         collections: { embedder: e.embedder, reranker: r.reranker?.service },
+        playground: o.playground,
         logRequests: true,
         limits,
         maxConcurrentUploads: given(o.maxConcurrentUploads)

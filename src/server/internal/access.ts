@@ -41,6 +41,12 @@ export class CallerTag extends Context.Tag("effect-rag/server/Caller")<CallerTag
 /** The caller of an open server or of the operator key: unrestricted, every collection. */
 export const operator: Caller = { principal: Principal.unrestricted, canRead: () => true, canWrite: () => true }
 
+/**
+ * The caller of a request that needs no key (the playground's page assets, which hold no
+ * data): it may read and write nothing.
+ */
+export const anonymous: Caller = { principal: Principal.make("anonymous"), canRead: () => false, canWrite: () => false }
+
 const grants = (names: ReadonlyArray<string>) => (collection: string) => names.includes("*") || names.includes(collection)
 
 /** The caller of a key grant. */

@@ -5,22 +5,28 @@
  * - `GET /v1/collections`: the collections the key may read.
  * - `GET /v1/collections/{name}/documents`: the documents (with chunk counts) and the chunk
  *   count of a collection, of the chunks the principal may read.
+ * - `GET /v1/collections/{name}`: what the server can do with the collection: its retrieval
+ *   modes (vector and hybrid only with the embedder that made its vectors), whether a reranker
+ *   and a chat model (`ask`) are there.
  * - `POST /v1/collections/{name}/query`: `Answer.query` (body: `query`, `limit`, `mode`,
- *   `filter` expressions `key=value`, `group_by`, `rerank`).
+ *   `filter` expressions `key=value`, `group_by`, `rerank`, `highlight`: with it the answer
+ *   has the query's analysed `terms` and each hit the `highlights` where they occur).
  * - `POST /v1/collections/{name}/ask`: `Answer.ask` through the server's `Chat` (501 without
- *   one; body: `question`, `limit`, `mode`, `filter`, `tools`, `model`).
+ *   one; body: `question`, `limit`, `mode`, `filter`, `tools`, `model`, `highlight`, `stream`:
+ *   with it the answer is `text/event-stream` of the `Answer.askStream` events).
  *
  * A collection the key may not read is a 403 before anything is opened (the answer is the same
  * whether it exists). The principal's access lists apply inside every store read of the path.
  * Without a store (`serve` without `--db`) every route answers 501.
  */
 import { HttpRouter, HttpServerResponse } from "@effect/platform"
-import { Effect, Schema } from "effect"
+import { Chunk, Effect, Option, Schema, Stream } from "effect"
 import * as Chat from "../../api/Chat.js"
 import type * as Embeddings from "../../api/Embeddings.js"
 import type * as Rerank from "../../api/Rerank.js"
 import * as Answer from "../../pipeline/Answer.js"
 import * as Principal from "../../pipeline/Principal.js"
+import { matchSpans, terms as analysedTerms } from "../../store/TextAnalysis.js"
 import { type Collection, VectorStore } from "../../store/VectorStore.js"
 import { CallerTag } from "../internal/access.js"
 import { fromError, handle, jsonBody, service, type WireError } from "../internal/wire.js"
@@ -44,7 +50,8 @@ const QueryBody = Schema.Struct({
   mode: Schema.optional(Mode),
   filter: Schema.optional(Filters),
   group_by: Schema.optional(Schema.Literal("chunk", "document")),
-  rerank: Schema.optional(Schema.Boolean)
+  rerank: Schema.optional(Schema.Boolean),
+  highlight: Schema.optional(Schema.Boolean)
 })
 
 const AskBody = Schema.Struct({
@@ -53,7 +60,9 @@ const AskBody = Schema.Struct({
   mode: Schema.optional(Mode),
   filter: Schema.optional(Filters),
   tools: Schema.optional(Schema.Boolean),
-  model: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(256)))
+  model: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(256))),
+  highlight: Schema.optional(Schema.Boolean),
+  stream: Schema.optional(Schema.Boolean)
 })
 
 const wire = (status: number, message: string, type: string, code: string | null): WireError => ({ status, message, type, code })
@@ -121,6 +130,68 @@ const filterOf = (collection: Collection, expressions: ReadonlyArray<string> | u
 
 const json = (body: unknown) => HttpServerResponse.unsafeJson(body)
 
+/**
+ * The query's terms as the full-text analyser makes them (lower-cased, stop words dropped,
+ * stemmed), each once, and where they occur in a text: the words of the text whose stem is one
+ * of them, as `[start, end)` character ranges.
+ */
+const highlighter = (text: string) => {
+  const terms = [...new Set(analysedTerms(text))]
+  const set = new Set(terms)
+  return { terms, mark: <S extends { readonly text: string }>(s: S) => ({ ...s, highlights: matchSpans(s.text, set) }) }
+}
+
+/** An answer with the question's terms marked in its sources. */
+const markAnswer = (answer: Answer.Answer, mark: ReturnType<typeof highlighter>["mark"]) => ({
+  ...answer,
+  sources: answer.sources.map(mark),
+  cited: answer.cited.map(mark),
+  citations: answer.citations.map((c) => ({ ...c, source: c.source === undefined ? undefined : mark(c.source) }))
+})
+
+/** One `Answer.askStream` event as an SSE event: `{type: "sources" | "tool_call" | "delta" | "done", ...}`. */
+const askEvent = (e: Answer.AskEvent, mark: ReturnType<typeof highlighter>["mark"] | undefined): string => {
+  const data = (() => {
+    switch (e._tag) {
+      case "Sources":
+        return { type: "sources", round: e.round, query: e.query, sources: mark ? e.sources.map(mark) : e.sources }
+      case "ToolCall":
+        return { type: "tool_call", round: e.round, name: e.name, query: e.query }
+      case "Delta":
+        return { type: "delta", text: e.text }
+      case "Done":
+        return { type: "done", answer: mark ? markAnswer(e.answer, mark) : e.answer }
+    }
+  })()
+  return `data: ${JSON.stringify(data)}\n\n`
+}
+
+/**
+ * The ask events as `text/event-stream`. The first event (the sources, after the retrieval) is
+ * awaited before answering, so a failure before it keeps its status; a failure after it is a
+ * last `{type: "error", error: {message, type, code}}` event.
+ */
+const askSse = (events: Stream.Stream<Answer.AskEvent, WireError>, mark: ReturnType<typeof highlighter>["mark"] | undefined) =>
+  Effect.gen(function*() {
+    const pull = yield* Stream.toPull(events)
+    const first = yield* pull.pipe(
+      Effect.map(Option.some),
+      Effect.catchAll((e) => Option.match(e, { onNone: () => Effect.succeed(Option.none<Chunk.Chunk<Answer.AskEvent>>()), onSome: Effect.fail }))
+    )
+    const rest: Stream.Stream<Answer.AskEvent, WireError> = Option.match(first, {
+      onNone: () => Stream.empty,
+      onSome: (chunk) => Stream.concat(Stream.fromChunk(chunk), Stream.repeatEffectChunkOption(pull))
+    })
+    const body = rest.pipe(
+      Stream.map((e) => askEvent(e, mark)),
+      Stream.catchAll((e) =>
+        Stream.succeed(`data: ${JSON.stringify({ type: "error", error: { message: e.message, type: e.type, code: e.code } })}\n\n`)
+      ),
+      Stream.encodeText
+    )
+    return HttpServerResponse.stream(body, { contentType: "text/event-stream", headers: { "cache-control": "no-cache" } })
+  })
+
 /** The collection routes, with the retrieval options of the server. */
 export const routes = (options: Options = {}) =>
   HttpRouter.empty.pipe(
@@ -133,6 +204,23 @@ export const routes = (options: Options = {}) =>
         const names = yield* store.list().pipe(Effect.mapError(toWire(endpoint)))
         const data = names.filter((n) => !n.endsWith("__ingest") && caller.canRead(n)).sort().map((name) => ({ name }))
         return json({ object: "list", data })
+      }))
+    ),
+    HttpRouter.get(
+      "/v1/collections/:name",
+      handle(Effect.gen(function*() {
+        const endpoint = "GET /v1/collections/{name}"
+        const { collection } = yield* readable(endpoint)
+        const model = collection.spec.embedding?.model
+        const vectors = model !== undefined && options.embedder?.id === model
+        const chat = yield* Effect.serviceOption(Chat.Chat)
+        return json({
+          collection: collection.spec.name,
+          embedding: model ?? null,
+          modes: vectors ? ["fulltext", "vector", "hybrid"] : ["fulltext"],
+          rerank: options.reranker !== undefined,
+          ask: Option.isSome(chat)
+        })
       }))
     ),
     HttpRouter.get(
@@ -160,7 +248,9 @@ export const routes = (options: Options = {}) =>
           Effect.provideService(Principal.Principal, principal),
           Effect.mapError(toWire(endpoint))
         )
-        return json(result)
+        if (body.highlight !== true) return json(result)
+        const { mark, terms } = highlighter(body.query)
+        return json({ ...result, terms, hits: result.hits.map(mark) })
       }))
     ),
     HttpRouter.post(
@@ -172,12 +262,22 @@ export const routes = (options: Options = {}) =>
         const body = yield* jsonBody(endpoint, AskBody)
         const filter = yield* filterOf(collection, body.filter, endpoint)
         const base = yield* queryOptions(collection, options, body, endpoint)
-        const answer = yield* Answer.ask(collection, body.question, { ...base, filter, tools: body.tools, model: body.model }).pipe(
+        const askOptions = { ...base, filter, tools: body.tools, model: body.model }
+        const marks = body.highlight === true ? highlighter(body.question) : undefined
+        if (body.stream === true) {
+          const events = Answer.askStream(collection, body.question, askOptions).pipe(
+            Stream.provideService(Principal.Principal, principal),
+            Stream.provideService(Chat.Chat, chat),
+            Stream.mapError(toWire(endpoint))
+          )
+          return yield* askSse(events, marks?.mark)
+        }
+        const answer = yield* Answer.ask(collection, body.question, askOptions).pipe(
           Effect.provideService(Principal.Principal, principal),
           Effect.provideService(Chat.Chat, chat),
           Effect.mapError(toWire(endpoint))
         )
-        return json(answer)
+        return json(marks ? { ...markAnswer(answer, marks.mark), terms: marks.terms } : answer)
       }))
     )
   )
