@@ -60,7 +60,10 @@ export interface Options {
   readonly timeout?: Duration.DurationInput | undefined
   /** Where `save_all` keeps the raw file and the result. Without it, `save_all` only warns. */
   readonly saveDir?: string | undefined
-  /** Whether OCR is available at all (`enable_ocr` then turns it on per call). Default true. */
+  /**
+   * Whether OCR is available at all. Default true: PDF pages whose text layer is missing or
+   * garbage are OCR'd unless a call sets `enable_ocr: false`, and images with `enable_ocr: true`.
+   */
   readonly ocr?: boolean | undefined
   /** Tesseract languages, `+`-separated. Default `eng`. */
   readonly ocrLanguages?: string | undefined
