@@ -12,6 +12,8 @@ import { createCanvas, loadImage } from "@napi-rs/canvas"
 import { Effect } from "effect"
 import * as Upload from "../../src/api/Upload.js"
 import * as LocalFiles from "../../src/engines/LocalFiles.js"
+import { extractDocument } from "../../src/engines/internal/extract/index.js"
+import { defaultLangPath } from "../../src/engines/internal/extract/ocr.js"
 import { textLayer } from "../../src/engines/internal/extract/textlayer.js"
 import { pdf } from "../support/pdf-writer.js"
 import { fixtureFile, manifest } from "./fixtures.js"
@@ -115,4 +117,21 @@ layer(LocalFiles.layer({ ocr: false, isolation: "inline", timeout: "60 seconds" 
       expect(collapse(r.data.data.chunks.map((c) => c.content).join(" "))).toContain(typed)
       expect(r.warnings?.some((w) => w.includes("page(s) 2 have no readable text layer"))).toBe(true)
     }))
+})
+
+describe("the per-file time budget", () => {
+  const options = { imagesOnly: false, textOnly: false, ocrLanguages: "eng", ocrLangPath: defaultLangPath(), timeBudgetMs: 0 }
+  it("a spent budget starts no OCR: a scanned PDF fails with timeout naming the page, a mixed one keeps its text with a warning", async () => {
+    const image = await Effect.runPromise(scanJpeg)
+    const scanned = await extractDocument({ name: "scan.pdf", data: pdf([{ image }]), options }).then(
+      () => undefined,
+      (e: unknown) => e as { reason?: string; message?: string }
+    )
+    expect(scanned?.reason).toBe("timeout")
+    expect(scanned?.message).toContain("page(s) 1")
+    const mixed = await extractDocument({ name: "mixed.pdf", data: pdf([{ text: [typed] }, { image }]), options })
+    expect(mixed.units.map((u) => u.content)).toEqual([typed, ""])
+    expect(mixed.warnings.some((w) => w.includes("page(s) 2") && w.includes("time budget"))).toBe(true)
+    expect(mixed.metadata?.["ocr_pages"]).toBeUndefined()
+  })
 })

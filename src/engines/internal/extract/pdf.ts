@@ -144,7 +144,7 @@ const ocrPage = async (
     return undefined
   }
   const budget = options.timeBudgetMs
-  if (budget !== undefined && Date.now() - run.started + run.slowest > budget * 0.9) {
+  if (budget !== undefined && Date.now() - run.started + run.slowest >= budget * 0.9) {
     run.overBudget.push(n)
     return undefined
   }
