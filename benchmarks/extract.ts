@@ -96,7 +96,7 @@ const ours = (isolation: "inline" | "process" = "inline"): Peer => {
     name: isolation === "inline" ? "effect-rag" : "effect-rag/process",
     formats: [
       "pdf", "docx", "pptx", "xlsx", "xls", "csv", "html", "json", "xml", "txt",
-      "markdown", "notebook", "odt", "ods", "odp", "epub", "email", "mbox",
+      "markdown", "notebook", "odt", "ods", "odp", "epub", "email", "mbox", "rtf", "rst", "asciidoc",
       ...(isolation === "inline" ? ["image"] : [])
     ],
     version: ourVersion,

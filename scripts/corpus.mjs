@@ -27,7 +27,9 @@
  * spine's XHTML documents in spine order, read here; email, mbox → Python's `email` package
  * (`mailbox.mbox` for a mailbox): per message its From, To, Cc, Date and Subject headers, then the
  * decoded text/plain parts (the text/html parts with their tags removed when a message has no
- * text/plain part), then the names of its attachments.
+ * text/plain part), then the names of its attachments; rtf → LibreOffice headless plain-text
+ * export (Writer, UTF-8); rst, asciidoc → the decoded text, markup as written (as for Markdown,
+ * whose engine output keeps its markup too).
  */
 import { execFileSync, spawnSync } from "node:child_process"
 import { createHash } from "node:crypto"
@@ -316,6 +318,19 @@ const run = (cmd, argv, input) => {
 
 const has = (cmd) => spawnSync("sh", ["-c", `command -v ${cmd}`]).status === 0
 
+/** An RTF document as LibreOffice Writer's plain-text export (UTF-8). */
+const rtfText = (file) => {
+  const out = mkdtempSync(join(tmpdir(), "corpus-lo-"))
+  try {
+    run("soffice", [`-env:UserInstallation=file://${join(out, "profile")}`, "--headless", "--convert-to", "txt:Text (encoded):UTF8", "--outdir", out, file])
+    const txt = readdirSync(out).find((n) => n.endsWith(".txt"))
+    if (txt === undefined) throw new Error("LibreOffice wrote no text")
+    return decodeBytes(readFileSync(join(out, txt)))
+  } finally {
+    rmSync(out, { recursive: true, force: true })
+  }
+}
+
 /** LibreOffice CSV of every sheet (LibreOffice ≥ 7.2: sheet -1), in sheet order. */
 const spreadsheetText = (file) => {
   const out = mkdtempSync(join(tmpdir(), "corpus-lo-"))
@@ -379,7 +394,10 @@ export const referenceTool = {
   odp: "text:p and text:h of content.xml in document order",
   epub: "text nodes of the spine's XHTML documents in spine order (head, scripts, styles left out)",
   email: "Python email package: From, To, Cc, Date, Subject, decoded text/plain parts (else text/html without tags), attachment names",
-  mbox: "Python mailbox.mbox and email package: per message as for email"
+  mbox: "Python mailbox.mbox and email package: per message as for email",
+  rtf: "LibreOffice headless plain-text export (Writer, UTF-8)",
+  rst: "decoded text (markup as written, as for Markdown)",
+  asciidoc: "decoded text (markup as written, as for Markdown)"
 }
 
 /** The reference reading of an e-mail or a mailbox by Python's standard library (python3). */
@@ -449,12 +467,14 @@ export const referenceOf = (entry, file) => {
     case "ods":
     case "odp":
       return odfText(data, entry.format)
+    case "rtf":
+      return rtfText(file)
     default:
       return decodeBytes(data)
   }
 }
 
-const toolsNeeded = { email: "python3", mbox: "python3", pdf: "pdftotext", xlsx: "soffice", xls: "soffice", html: "w3m", image: "tesseract" }
+const toolsNeeded = { email: "python3", mbox: "python3", pdf: "pdftotext", xlsx: "soffice", xls: "soffice", rtf: "soffice", html: "w3m", image: "tesseract" }
 
 const referenceAll = () => {
   const dir = join(corpusDir, "reference")

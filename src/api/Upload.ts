@@ -121,15 +121,16 @@ export type StandardResult = typeof StandardResult.Type
 
 /**
  * One chunk of an embeddings-mode result. `from_sheet` (the name of the sheet a spreadsheet
- * chunk comes from) and `section` (the heading the chunk sits under) are extensions that a
- * client of the spec can ignore.
+ * chunk comes from), `section` (the heading the chunk sits under) and `ocr` (true when the
+ * chunk's page was read by OCR) are extensions that a client of the spec can ignore.
  */
 export const Chunk = Schema.Struct({
   content: Schema.String,
   total_tokens: Schema.Int,
   from_page: Schema.Int,
   from_sheet: Schema.optional(Schema.String),
-  section: Schema.optional(Schema.String)
+  section: Schema.optional(Schema.String),
+  ocr: Schema.optional(Schema.Boolean)
 })
 export type Chunk = typeof Chunk.Type
 

@@ -60,7 +60,10 @@ export interface Options {
   readonly timeout?: Duration.DurationInput | undefined
   /** Where `save_all` keeps the raw file and the result. Without it, `save_all` only warns. */
   readonly saveDir?: string | undefined
-  /** Whether OCR is available at all (`enable_ocr` then turns it on per call). Default true. */
+  /**
+   * Whether OCR is available at all. Default true: PDF pages whose text layer is missing or
+   * garbage are OCR'd unless a call sets `enable_ocr: false`, and images with `enable_ocr: true`.
+   */
   readonly ocr?: boolean | undefined
   /** Tesseract languages, `+`-separated. Default `eng`. */
   readonly ocrLanguages?: string | undefined
@@ -163,7 +166,8 @@ const clip = (s: string, n: number) => {
 
 /** The resolved options of one call. */
 interface CallOptions {
-  readonly enableOcr: boolean
+  /** Undefined: the local default, PDF pages without a readable text layer only (see ExtractOptions). */
+  readonly enableOcr: boolean | undefined
   readonly enableVision: boolean | undefined
   readonly textOnly: boolean
   readonly visionOnly: boolean
@@ -177,7 +181,7 @@ interface CallOptions {
 const resolve = (defaults: Upload.UploadOptions, options: Upload.UploadOptions): CallOptions => {
   const o = { ...defaults, ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) }
   return {
-    enableOcr: o.enable_ocr ?? false,
+    enableOcr: o.enable_ocr,
     enableVision: o.enable_vision,
     textOnly: o.text_only ?? false,
     visionOnly: o.vision_only ?? false,
@@ -201,6 +205,12 @@ const withSheetNames = (
     const name = names.get(c.from_page)
     return name === undefined ? c : { ...c, from_sheet: name }
   })
+}
+
+/** Chunks of pages that OCR read say so (`ocr: true`). */
+const withOcr = <C extends ChunkOut>(chunks: Array<C>, doc: Extracted): Array<C | (C & { ocr: true })> => {
+  const read = new Set(doc.units.flatMap((u) => (u.ocr ? [u.page] : [])))
+  return read.size === 0 ? chunks : chunks.map((c) => (read.has(c.from_page) ? { ...c, ocr: true as const } : c))
 }
 
 /** The pages after `remove_headers`, with the document-wide trailer on the last page. */
@@ -390,7 +400,8 @@ export const make = (options: Options = {}): Effect.Effect<Upload.Service, never
             textOnly: opts.textOnly,
             password: opts.password,
             ocrLangPath,
-            ocrLanguages
+            ocrLanguages,
+            timeBudgetMs: timeoutMs
           }
         })
         if (opts.pageBased && (doc.format === "docx" || doc.format === "odt")) {
@@ -466,7 +477,7 @@ export const make = (options: Options = {}): Effect.Effect<Upload.Service, never
                 language: detectLanguage(text),
                 ...(doc.metadata ? { properties: { ...doc.metadata } } : {})
               },
-              chunks: withSheetNames(chunks as Array<ChunkOut>, doc.format, pages)
+              chunks: withOcr(withSheetNames(chunks as Array<ChunkOut>, doc.format, pages), doc)
             }
           },
           usage: {

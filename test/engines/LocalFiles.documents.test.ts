@@ -504,4 +504,16 @@ layer(LocalFiles.layer({ timeout: "60 seconds" }))("JATS, DocBook and TEI throug
       expect(t.data.data.metadata.title).toBe("A Letter")
       expect(t.data.data.chunks.map((c) => c.content).join("\n\n")).toBe("# A Letter\n\n## To my friend\n\nDear friend, the weather is fine.")
     }))
+
+  it.effect("a PubMed Central .nxml file, and a JATS file without an XML declaration or extension, are read as JATS", () =>
+    Effect.gen(function*() {
+      const upload = yield* Upload.Upload
+      const bare = jats.replace(/^<\?xml[^>]*>\s*/, "")
+      for (const name of ["PMC123.nxml", "article"]) {
+        const r = yield* upload.extractChunks(file(name, bare))
+        expect(r.format).toBe("xml")
+        expect(r.data.data.metadata.title).toBe("Rivers and their mills")
+        expect(r.data.data.chunks[0]?.content).toContain("# Rivers and their mills")
+      }
+    }))
 })

@@ -108,8 +108,12 @@ const corpus = Layer.scoped(
 
 const isImage = (format: string) => format === "png" || format === "jpg"
 
-/** Standard mode: by pages, so that `pages` crosses the wire too. */
-const standard: Upload.UploadOptions = { page_based: true }
+/**
+ * Standard mode: by pages, so that `pages` crosses the wire too. `enable_ocr` explicit: the
+ * server reads a form without it with the API's default (false), the engine called directly
+ * with its own (scanned PDF pages OCR'd), and the corpus has a PDF whose text layer is garbage.
+ */
+const standard: Upload.UploadOptions = { page_based: true, enable_ocr: false }
 
 layer(corpus, { excludeTestServices: true, timeout: "60 seconds" })("server: the shared corpus through the wire", (it) => {
   for (const entry of manifest.filter((e) => e.expect === "ok")) {
@@ -198,7 +202,8 @@ layer(corpus, { excludeTestServices: true, timeout: "60 seconds" })("server: the
       const imagesOnly = yield* remote.files(pdf, { images_only: true, page_based: true })
       expect(imagesOnly).toStrictEqual(yield* local.files(pdf, { images_only: true, page_based: true }))
       expect(imagesOnly.pages?.length).toBeGreaterThan(0)
-      const text = yield* local.files(pdf)
+      // without OCR: pages 2-23 of this PDF are glyph soup, which the engine would OCR by default
+      const text = yield* local.files(pdf, { enable_ocr: false })
       expect(imagesOnly.content).not.toBe(text.content)
       // enable_vision "false": the local engine then has no vision warning to give for an image
       const png = fixtureFile("png/testocr.png")
@@ -233,7 +238,8 @@ describe("server: upload limits and bad requests", () => {
       const remote = yield* remoteAt(url)
       const atLimit: Upload.UploadFile = { name: "big.bin", data: new Uint8Array(Upload.maxFileBytes), type: "application/x-test" }
       const result = yield* remote.extract(atLimit, { text_only: true })
-      expect(JSON.parse(result.content)).toEqual({ text_only: true })
+      // what was sent, and the API's default for enable_ocr (false), which the form left out
+      expect(JSON.parse(result.content)).toEqual({ text_only: true, enable_ocr: false })
       expect(engine.calls).toEqual([{ method: "extract", name: "big.bin", type: "application/x-test", size: Upload.maxFileBytes }])
       const over = yield* Effect.flip(remote.extract({ name: "big.bin", data: new Uint8Array(51 * 1024 * 1024) }))
       expect(over._tag).toBe("PayloadTooLarge")

@@ -435,6 +435,7 @@ export const extract = (
           source_hash: hash,
           page: c.from_page,
           ...(c.from_sheet !== undefined ? { sheet: c.from_sheet } : {}),
+          ...(c.ocr === true ? { ocr: true } : {}),
           type: result.type,
           language: meta.language,
           chunk: i,

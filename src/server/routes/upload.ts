@@ -108,6 +108,9 @@ const readFields = (endpoint: string, form: FormBody.Form) =>
       }
       options[name] = value === "true"
     }
+    // the API's default (service-api.md: enable_ocr false), not the local engine's own default
+    // (which OCRs scanned PDF pages): a client of the service gets what the spec says
+    options.enable_ocr ??= false
     const mode = (yield* textField(endpoint, form, "extract_mode")) ?? "default"
     if (!isExtractMode(mode)) {
       return yield* Effect.fail(

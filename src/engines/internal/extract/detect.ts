@@ -26,6 +26,8 @@ const byExtension: Record<string, Format> = {
   ".tsv": "csv",
   ".json": "json",
   ".xml": "xml",
+  // PubMed Central's JATS articles
+  ".nxml": "xml",
   ".rss": "xml",
   ".atom": "xml",
   ".html": "html",
@@ -209,7 +211,8 @@ export const detect = (name: string, data: Uint8Array, mime?: string): Detected 
   if (head.startsWith("<!doctype html") || head.startsWith("<html")) return { _tag: "format", format: "html" }
   const flat = /<office:document\b[^>]*office:mimetype\s*=\s*["']([^"']+)/.exec(ascii(data, 0, 2048))
   if (flat && odfKind(flat[1]!)) return { _tag: "format", format: odfKind(flat[1]!)! }
-  if (head.startsWith("<?xml")) return { _tag: "format", format: "xml" }
+  // an XML declaration, or a document type that is not HTML (a JATS, DocBook or TEI DOCTYPE)
+  if (head.startsWith("<?xml") || /^<!doctype (article|book|chapter|tei)\b/.test(head)) return { _tag: "format", format: "xml" }
   if (head.startsWith("{") || head.startsWith("[")) return { _tag: "format", format: "json" }
   const mail = mailKind(ascii(data, 0, 8192))
   if (mail) return { _tag: "format", format: mail }

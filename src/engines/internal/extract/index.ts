@@ -204,7 +204,11 @@ const noneEmpty = (doc: Extracted, req: ExtractRequest): Extracted => {
   if (req.options.imagesOnly) return doc
   if ((doc.images?.length ?? 0) > 0 || doc.units.some((u) => u.content.trim() !== "")) return doc
   const why = doc.warnings.length > 0 ? ` (${doc.warnings.join("; ")})` : ""
-  const hint = doc.format === "pdf" || doc.format === "image" ? "; its pages may be images: enable_ocr=true reads them" : ""
+  const hint = doc.format === "image" || (doc.format === "pdf" && req.options.enableOcr === false)
+    ? "; its pages may be images: enable_ocr=true reads them"
+    : doc.format === "pdf"
+    ? "; OCR found no text on its pages either"
+    : ""
   throw new ExtractFailure("empty", `the document yields no text${why}${hint}`)
 }
 

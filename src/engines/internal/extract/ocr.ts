@@ -99,20 +99,31 @@ const toPng = async (image: Uint8Array): Promise<Buffer | undefined> => {
 }
 
 /**
+ * Why OCR cannot run (an `ocr_unavailable` failure whose message is the install line), or
+ * undefined when it can: tesseract.js is installed and language data is configured.
+ */
+export const unavailable = (langPath: string | undefined): ExtractFailure | undefined => {
+  // the OCR packages are optional peer dependencies: say how to install what is missing
+  const missing = ["tesseract.js", ...(langPath ? [] : ["@tesseract.js-data/eng"])].filter((name) => !Optional.isInstalled(name))
+  if (missing.length > 0) return new ExtractFailure("ocr_unavailable", `OCR is not available: ${Optional.missingError("ocr", missing).message}`)
+  if (!langPath) {
+    return new ExtractFailure(
+      "ocr_unavailable",
+      "OCR is not available: no tesseract language data is configured (install @tesseract.js-data/eng)"
+    )
+  }
+  return undefined
+}
+
+/**
  * The text of an image. Fails with `ocr_unavailable` when no language data is configured,
  * `limit_exceeded` when its header claims more pixels than the limit or OCR runs out of
  * memory, `corrupt` when the image cannot be decoded, `processing_failed` when OCR fails.
  */
 export const recognize = async (image: Uint8Array, langPath: string | undefined, languages: string): Promise<string> => {
-  // the OCR packages are optional peer dependencies: say how to install what is missing
-  const missing = ["tesseract.js", ...(langPath ? [] : ["@tesseract.js-data/eng"])].filter((name) => !Optional.isInstalled(name))
-  if (missing.length > 0) throw new ExtractFailure("ocr_unavailable", `OCR is not available: ${Optional.missingError("ocr", missing).message}`)
-  if (!langPath) {
-    throw new ExtractFailure(
-      "ocr_unavailable",
-      "OCR is not available: no tesseract language data is configured (install @tesseract.js-data/eng)"
-    )
-  }
+  const missing = unavailable(langPath)
+  if (missing) throw missing
+  if (!langPath) throw new ExtractFailure("ocr_unavailable", "OCR is not available: no tesseract language data is configured")
   // dimensions from the header, before leptonica or skia allocate a bitmap
   const { type } = checkHeader(image)
   const run = async (bytes: Buffer) => {

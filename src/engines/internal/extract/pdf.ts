@@ -1,15 +1,16 @@
 /**
  * PDF with pdfjs-dist 4.10 (legacy build, Node 20): text per page in reading order, AcroForm
  * field values placed on their page, CJK through the cMaps that pdfjs-dist ships, broken xref
- * tables reconstructed by pdf.js, passwords, and optional OCR of pages that have no text layer
- * (rendered with @napi-rs/canvas), embedded raster images as PNG data URLs (`images_only`), and
+ * tables reconstructed by pdf.js, passwords, OCR of pages whose text layer is missing or
+ * garbage (by default, see textlayer.ts; rendered with @napi-rs/canvas), embedded raster images as PNG data URLs (`images_only`), and
  * a title from the largest type at the top of page 1 when the document has no Info title.
  */
 import { createHash } from "node:crypto"
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
 import { readingOrder } from "./layout.js"
-import { recognize } from "./ocr.js"
+import { recognize, unavailable } from "./ocr.js"
+import { type TextLayer, textLayer } from "./textlayer.js"
 import { ExtractFailure, type Extracted, type ExtractOptions, limits, type Unit } from "./types.js"
 
 type PdfJs = typeof import("pdfjs-dist/legacy/build/pdf.mjs")
@@ -104,8 +105,89 @@ const fieldText = (value: unknown): string | undefined => {
   return undefined
 }
 
-/** Pages with less visible text than this are "without a text layer" for OCR. */
-const minTextChars = 1
+/** What OCR did in one PDF extraction. */
+interface OcrRun {
+  /** When the extraction started (ms since the epoch), for the time budget. */
+  readonly started: number
+  /** Pages OCR read. */
+  readonly read: Array<number>
+  /** Pages that needed OCR when OCR is not installed (default mode only). */
+  readonly unavailable: Array<number>
+  /** Pages not OCR'd because the time budget would be exceeded. */
+  readonly overBudget: Array<number>
+  /** The longest time one page took to render and OCR, in ms. */
+  slowest: number
+  /** Why OCR cannot run, once known (default mode). */
+  missing?: ExtractFailure | undefined
+}
+
+/**
+ * OCR of page `n`, whose text layer is missing or garbage ({@link textLayer}): the text OCR
+ * reads (possibly ""), or undefined when the page is not read, recorded in `run` or `warnings`:
+ * the time budget would be exceeded, OCR is not installed (with `enable_ocr=true` and no text
+ * layer at all, that is an `ocr_unavailable` failure; a garbage layer is then kept as it is),
+ * or the page cannot be rendered.
+ */
+const ocrPage = async (
+  page: PdfPage,
+  doc: PdfDoc,
+  n: number,
+  layer: TextLayer,
+  options: ExtractOptions,
+  run: OcrRun,
+  warnings: Array<string>
+): Promise<string | undefined> => {
+  run.missing ??= unavailable(options.ocrLangPath)
+  if (run.missing) {
+    if (options.enableOcr === true && layer === "missing") throw run.missing
+    run.unavailable.push(n)
+    return undefined
+  }
+  const budget = options.timeBudgetMs
+  if (budget !== undefined && Date.now() - run.started + run.slowest >= budget * 0.9) {
+    run.overBudget.push(n)
+    return undefined
+  }
+  const t0 = Date.now()
+  const png = await renderPage(page, doc)
+  if (!png) {
+    warnings.push(`page ${n}: no readable text layer and it could not be rendered for OCR`)
+    return undefined
+  }
+  const text = (await recognize(png, options.ocrLangPath, options.ocrLanguages)).trim()
+  run.slowest = Math.max(run.slowest, Date.now() - t0)
+  run.read.push(n)
+  return text
+}
+
+/**
+ * The warnings and metadata of what OCR did (`ocr_pages`: the pages OCR read); fails with
+ * `ocr_unavailable` (OCR not installed) or `timeout` (time budget) when pages needed OCR and
+ * no page has any text.
+ */
+const ocrOutcome = (
+  run: OcrRun,
+  units: ReadonlyArray<Unit>,
+  warnings: Array<string>,
+  options: ExtractOptions
+): Record<string, string> | undefined => {
+  const noText = units.every((u) => u.content.trim() === "")
+  if (run.unavailable.length > 0) {
+    const message = `page(s) ${run.unavailable.join(", ")} have no readable text layer and ${run.missing?.message ?? "OCR is not available"}`
+    if (noText) throw new ExtractFailure("ocr_unavailable", message)
+    warnings.push(`${message}; without OCR they are left as they are`)
+  }
+  if (run.overBudget.length > 0) {
+    const message = `page(s) ${run.overBudget.join(", ")} have no readable text layer and were not OCR'd: the per-file time budget of ${
+      Math.round((options.timeBudgetMs ?? 0) / 1000)
+    } s would be exceeded`
+    if (noText) throw new ExtractFailure("timeout", message)
+    warnings.push(message)
+  }
+  if (run.read.length === 0) return undefined
+  warnings.push(`OCR read ${run.read.length} page(s) without a readable text layer: ${run.read.join(", ")}`)
+  return { ocr_pages: run.read.join(", ") }
+}
 
 /** Extracts a PDF. */
 export const extractPdf = async (data: Uint8Array, options: ExtractOptions): Promise<Extracted> => {
@@ -177,7 +259,7 @@ export const extractPdf = async (data: Uint8Array, options: ExtractOptions): Pro
         warnings
       }
     }
-    let ocrPages = 0
+    const run: OcrRun = { started: Date.now(), read: [], unavailable: [], overBudget: [], slowest: 0 }
     let titleGuess: string | undefined
     for (let n = 1; n <= doc.numPages; n++) {
       const page = await doc.getPage(n)
@@ -190,20 +272,23 @@ export const extractPdf = async (data: Uint8Array, options: ExtractOptions): Pro
       } catch (e) {
         warnings.push(`page ${n}: text could not be read (${(e as Error).message})`)
       }
-      if (options.enableOcr && text.replace(/\s/g, "").length < minTextChars) {
-        const png = await renderPage(page, doc)
-        if (png) {
-          text = (await recognize(png, options.ocrLangPath, options.ocrLanguages)).trim()
-          ocrPages++
-        } else warnings.push(`page ${n}: no text layer and it could not be rendered for OCR`)
+      let ocr = false
+      const layer = options.enableOcr === false ? "ok" : textLayer(text)
+      if (layer !== "ok") {
+        const read = await ocrPage(page, doc, n, layer, options, run, warnings)
+        if (read !== undefined) {
+          if (read === "" && layer === "garbage") warnings.push(`page ${n}: its text layer is unreadable and OCR found no text: left out`)
+          text = read
+          ocr = read !== ""
+        }
       }
       const form = fieldsByPage.get(n)
       if (form) text += `${text ? "\n\n" : ""}Form fields:\n${form.join("\n")}`
-      units.push({ page: n, content: text })
+      units.push({ page: n, content: text, ...(ocr ? { ocr: true } : {}) })
       page.cleanup()
     }
-    if (ocrPages > 0) warnings.push(`OCR read ${ocrPages} page(s) without a text layer`)
-    return { format: "pdf", units, title: str(info.Title) ?? titleGuess, description: str(info.Subject), warnings }
+    const metadata = ocrOutcome(run, units, warnings, options)
+    return { format: "pdf", units, title: str(info.Title) ?? titleGuess, description: str(info.Subject), metadata, warnings }
   } finally {
     await doc.destroy().catch(() => undefined)
   }

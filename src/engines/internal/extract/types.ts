@@ -97,6 +97,8 @@ export interface Unit {
   /** Sheet name or slide title, when there is one. */
   readonly name?: string | undefined
   readonly content: string
+  /** The content was read by OCR (a PDF page without a readable text layer). */
+  readonly ocr?: boolean | undefined
 }
 
 /** What an extractor produces. */
@@ -126,7 +128,18 @@ export interface Extracted {
 
 /** Extraction options that reach the extractors (plain data: no Redacted across processes). */
 export interface ExtractOptions {
-  readonly enableOcr: boolean
+  /**
+   * OCR. `true`: images, and PDF pages without a readable text layer (missing OCR is
+   * `ocr_unavailable`); `false`: never; undefined (the local default): PDF pages without a
+   * readable text layer only (missing OCR is `ocr_unavailable` only when no page has text,
+   * else a warning); images are not OCR'd.
+   */
+  readonly enableOcr?: boolean | undefined
+  /**
+   * The per-file time budget in milliseconds: PDF pages are not OCR'd once the next page
+   * would likely end past 90 % of it (a warning lists them). Undefined: no budget.
+   */
+  readonly timeBudgetMs?: number | undefined
   readonly imagesOnly: boolean
   readonly textOnly: boolean
   readonly password?: string | undefined
