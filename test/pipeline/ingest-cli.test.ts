@@ -6,13 +6,15 @@
  */
 import { NodeContext } from "@effect/platform-node"
 import { Effect, Exit, Scope } from "effect"
-import { copyFileSync, rmSync } from "node:fs"
+import { createCanvas, loadImage } from "@napi-rs/canvas"
+import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest"
 import { sharedPath } from "../../src/internal/shared.js"
 import { startSite } from "../engines/web/site.js"
+import { pdf } from "../support/pdf-writer.js"
 import { run } from "./fixtures/cli-child.js"
-import { tempDir, writeCorpus } from "./fixtures/ingest-helpers.js"
+import { dumpTable, tempDir, writeCorpus } from "./fixtures/ingest-helpers.js"
 
 const root = tempDir("cli")
 afterAll(() => rmSync(root, { recursive: true, force: true }))
@@ -86,5 +88,32 @@ describe("ingest and collections commands", () => {
     } finally {
       await Effect.runPromise(Scope.close(scope, Exit.void))
     }
+  }, 120_000)
+
+  it("a scanned PDF is OCR'd by default and its text stored; --no-ocr leaves it failed as empty; not with --queue", async () => {
+    // the fixture scan (made by others) as the one page of an image-only PDF
+    const img = await loadImage(readFileSync(sharedPath("fixtures", "docs", "png", "testocr.png")))
+    const canvas = createCanvas(img.width, img.height)
+    const ctx = canvas.getContext("2d")
+    ctx.fillStyle = "#ffffff"
+    ctx.fillRect(0, 0, img.width, img.height)
+    ctx.drawImage(img, 0, 0)
+    const folder = join(root, "scans")
+    mkdirSync(folder, { recursive: true })
+    writeFileSync(join(folder, "scan.pdf"), pdf([{ image: { jpeg: new Uint8Array(await canvas.encode("jpeg", 95)), width: img.width, height: img.height } }]))
+    const db = join(root, "scans-db")
+
+    const ocr = await cli("ingest", folder, "--db", db, "--collection", "scans", "--json")
+    expect(ocr.code).toBe(0)
+    expect(JSON.parse(ocr.stdout)).toMatchObject({ ingested: 1, failed: 0 })
+    const rows = await dumpTable(db, "scans")
+    expect(rows.length).toBeGreaterThan(0)
+    expect(rows.map((r) => r.text).join(" ").replace(/\s+/g, " ")).toContain("The quick brown dog jumped over the")
+    expect(rows.map((r) => (JSON.parse(r.metadata) as { ocr?: boolean }).ocr)).toEqual(rows.map(() => true))
+
+    const off = await cli("ingest", folder, "--db", db, "--collection", "no-ocr", "--json", "--no-ocr")
+    expect(off.code, off.stdout).toBe(1) // every document failed
+    expect(JSON.parse(off.stdout).failures[0].error).toMatchObject({ _tag: "ExtractionError", reason: "empty" })
+    expect((await cli("ingest", folder, "--queue", "redis://127.0.0.1:1", "--no-ocr")).code).toBe(2)
   }, 120_000)
 })

@@ -64,10 +64,12 @@ describe("IngestQueue (BullMQ on a real Redis, built CLI processes)", () => {
     expect(enqueued.documents).toBeGreaterThan(10_000)
 
     // the same sources, one process, at the same time (it shares nothing with the queue)
-    const direct = runBuiltCli(["ingest", fixtures, corpus, "--db", single, "--collection", collection], {}, { timeoutMs: 240_000 })
+    // --no-ocr here and on the workers: OCR of the fixtures' scanned and glyph-soup pages (minutes
+    // of CPU) is not what this test is about
+    const direct = runBuiltCli(["ingest", fixtures, corpus, "--db", single, "--collection", collection, "--no-ocr"], {}, { timeoutMs: 240_000 })
 
     // three workers; the first is killed once it has written something and holds more jobs
-    const workerArgs = ["worker", "--queue", redis.url, "--collection", collection, "--db", queued, "--lock-duration", "4000", "--until-empty", "--concurrency", "64", "--batch", "256"]
+    const workerArgs = ["worker", "--queue", redis.url, "--collection", collection, "--db", queued, "--lock-duration", "4000", "--until-empty", "--concurrency", "64", "--batch", "256", "--no-ocr"]
     const victim = spawnBuiltCli(workerArgs, {}, { timeoutMs: 240_000 })
     const others = [spawnBuiltCli(workerArgs, {}, { timeoutMs: 240_000 }), spawnBuiltCli(workerArgs, {}, { timeoutMs: 240_000 })]
     await new Promise<void>((resolve, reject) => {

@@ -1,6 +1,6 @@
 /**
  * `effect-rag ingest PATH|URL... [--site URL]... [--max-depth N] [--include GLOB]... [--exclude GLOB]... [--prune]
- * [--embedder none|remote|use-lite|onnx:DIR] [--concurrency N] [--password P] [--allow-private] [--db DIR|URI]
+ * [--embedder none|remote|use-lite|onnx:DIR] [--concurrency N] [--password P] [--no-ocr] [--allow-private] [--db DIR|URI]
  * [--collection NAME] [--json] [--config FILE]`: the ingest pipeline of `pipeline/Ingest.ts`.
  * With `--queue redis://… [--attempts N]` it enqueues the documents for `effect-rag worker`
  * instead (`pipeline/IngestQueue.ts`); `--queue … --status` prints the queue's counts and failed jobs.
@@ -63,6 +63,8 @@ export interface IngestArgs {
   readonly embedder: Option.Option<string>
   readonly concurrency: number
   readonly password: Option.Option<Redacted.Redacted<string>>
+  /** Do not OCR scanned pages and images (`enable_ocr: false`). */
+  readonly noOcr?: boolean | undefined
   readonly allowPrivate: boolean
   readonly db: Option.Option<string>
   readonly collection: Option.Option<string>
@@ -300,10 +302,19 @@ export const runIngest = (args: IngestArgs): Effect.Effect<Option.Option<Ingest.
     }
     const result = yield* Ingest.run(request, {
       embedder: resolved.embedder,
-      fingerprint: `upload:${upload}|embedder:${resolved.embedder?.id ?? "none"}`,
+      fingerprint: `upload:${upload}|embedder:${resolved.embedder?.id ?? "none"}${args.noOcr === true ? "|ocr:off" : ""}`,
       concurrency: { extract: args.concurrency },
       ...((args.access ?? []).length > 0 ? { access: args.access } : {}),
-      ...(Option.isSome(args.password) ? { upload: { ...Ingest.defaultUploadOptions, password: args.password.value } } : {}),
+      ...(Option.isSome(args.password) || args.noOcr === true
+        ? {
+          upload: {
+            ...Ingest.defaultUploadOptions,
+            // no OCR: an image has no text (never its data URL as text)
+            ...(args.noOcr === true ? { enable_ocr: false, text_only: true } : {}),
+            ...(Option.isSome(args.password) ? { password: args.password.value } : {})
+          }
+        }
+        : {}),
       onProgress: reporter.onProgress
     }).pipe(
       Effect.provide(Wiring.ingestLayer({ db, upload, web, concurrency: args.concurrency, allowPrivate: args.allowPrivate })),
@@ -381,6 +392,7 @@ const runQueued = (args: IngestArgs, url: Redacted.Redacted<string>): Effect.Eff
     }
     if (args.sources.length === 0 && args.site.length === 0) return yield* usage("give at least one PATH, URL or --site URL")
     if (args.prune) return yield* usage("--prune is not a queue operation: run ingest without --queue to prune")
+    if (args.noOcr === true) return yield* usage("--no-ocr is a worker setting with --queue: pass it to effect-rag worker")
     if ((args.access ?? []).length > 0) return yield* usage("--access is not a queue operation: run ingest without --queue to set access lists")
     if (Option.isSome(args.embedder)) return yield* usage("--embedder is a setting of `effect-rag worker` when ingesting through --queue")
     const missing = args.sources.filter(missingSource)
@@ -473,6 +485,9 @@ export const command = Command.make(
       Options.withPseudoName("PASSWORD"),
       Options.optional,
       Options.withDescription("password of encrypted documents (PDF, DOCX, XLSX, XLS; local engine only); never printed")
+    ),
+    noOcr: Options.boolean("no-ocr").pipe(
+      Options.withDescription("do not OCR scanned PDF pages and images (faster; a PDF with no text layer then fails as empty)")
     ),
     allowPrivate: Options.boolean("allow-private").pipe(Options.withDescription("allow private and loopback addresses for URLs and sites")),
     db: Shared.db,

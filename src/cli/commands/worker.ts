@@ -1,6 +1,6 @@
 /**
  * `effect-rag worker --queue redis://… [--db DIR|URI] [--collection NAME] [--embedder NAME]
- * [--concurrency N] [--batch N] [--lock-duration MS] [--allow-private] [--until-empty] [--json] [--config FILE]`:
+ * [--concurrency N] [--batch N] [--lock-duration MS] [--no-ocr] [--allow-private] [--until-empty] [--json] [--config FILE]`:
  * a queue worker of `pipeline/IngestQueue.ts`. It takes the jobs `ingest --queue` enqueued for
  * the collection, loads, extracts, chunks and embeds the documents, and writes them into the
  * collection in batches (one writer per collection at a time).
@@ -51,6 +51,9 @@ export const command = Command.make(
       Options.withPseudoName("MS"),
       Options.withDefault(30_000),
       Options.withDescription("job lock in ms: a job whose worker died returns to the queue after about this long (default 30000)")
+    ),
+    noOcr: Options.boolean("no-ocr").pipe(
+      Options.withDescription("do not OCR scanned PDF pages and images (faster; a PDF with no text layer then fails as empty)")
     ),
     allowPrivate: Options.boolean("allow-private").pipe(Options.withDescription("allow private and loopback addresses for URL jobs")),
     untilEmpty: Options.boolean("until-empty").pipe(Options.withDescription("stop once the queue holds no waiting, delayed or running job")),
@@ -121,7 +124,8 @@ export const command = Command.make(
         store: db,
         embedder: resolved.embedder,
         // the same fingerprint as `effect-rag ingest`: a queue and a direct ingest write the same chunks
-        fingerprint: `upload:${upload}|embedder:${resolved.embedder?.id ?? "none"}`,
+        fingerprint: `upload:${upload}|embedder:${resolved.embedder?.id ?? "none"}${args.noOcr ? "|ocr:off" : ""}`,
+        ...(args.noOcr ? { upload: { enable_ocr: false, text_only: true } } : {}),
         concurrency: args.concurrency,
         batchDocuments: args.batch,
         lockDuration: args.lockDuration,
