@@ -87,6 +87,12 @@ export const readRegularFile = async (
     if (kind !== undefined) return { _tag: "Special", kind }
     if (!info.isFile()) return { _tag: "NotAFile" }
     if (info.size > maxBytes) return { _tag: "TooLarge", size: info.size }
+    // one read of the size fstat gave, plus a byte: a shorter read is the whole file (read,
+    // fstat and a second read to find the end, as readFile does, cost two more calls a file)
+    const buffer = Buffer.allocUnsafeSlow(info.size + 1)
+    const { bytesRead } = await counted(() => handle.read(buffer, 0, buffer.byteLength, 0))
+    if (bytesRead <= info.size) return { data: buffer.subarray(0, bytesRead) }
+    // the file grew meanwhile: read it whole (a positioned read leaves the handle's offset at 0)
     const data = await counted(() => handle.readFile())
     if (data.byteLength > maxBytes) return { _tag: "TooLarge", size: data.byteLength }
     return { data }
