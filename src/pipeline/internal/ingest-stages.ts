@@ -12,7 +12,7 @@
 import { Data, Duration, Effect, Option, Stream } from "effect"
 import { stat } from "node:fs/promises"
 import { basename, resolve } from "node:path"
-import { counted, describeKind, type ReadRefusal, readRegularFile, type SpecialKind, specialKind } from "../../internal/files.js"
+import { describeKind, type ReadRefusal, readRegularFile, type SpecialKind, specialKind, statPath } from "../../internal/files.js"
 import type * as Embeddings from "../../api/Embeddings.js"
 import * as Upload from "../../api/Upload.js"
 import type * as Web from "../../api/Web.js"
@@ -381,7 +381,7 @@ const loadFile = (
         new SourceError({ source: origin.path, reason: "read_timeout", message: `${origin.path}: not read within ${Duration.format(timeout)}` })
       )), ms)
     const read = async (): Promise<Effect.Effect<Loaded, DocumentError>> => {
-      const info = await counted(() => stat(path)).catch(() => undefined)
+      const info = await statPath(path).catch(() => undefined)
       const kind = info === undefined ? undefined : specialKind(info)
       if (kind !== undefined) {
         return Effect.fail(new SourceError({ source: origin.path, reason: "special_file", message: `${origin.path}: ${describeKind(kind)}, not a regular file` }))
