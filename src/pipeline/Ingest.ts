@@ -148,7 +148,11 @@ export interface Options {
    * embedder) re-ingests every document. The CLI uses `upload:<mode>|embedder:<id>`.
    */
   readonly fingerprint?: string | undefined
-  /** Concurrency per stage: `read` (default 8), `extract` (2), `embed` (1). */
+  /**
+   * Concurrency per stage: `read` (default 8), `extract` (2), `embed` (1). Documents are loaded
+   * in groups of 32, one document after the other within a group, with `max(read / 2, extract)`
+   * groups in flight; `extract` bounds the documents extracting at once.
+   */
   readonly concurrency?: {
     readonly read?: number | undefined
     readonly extract?: number | undefined
