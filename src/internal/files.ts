@@ -6,8 +6,7 @@
  * would wait on a blocked thread (see `cli/options.ts`).
  */
 import type { Stats } from "node:fs"
-import { constants } from "node:fs"
-import { type FileHandle, open } from "node:fs/promises"
+import { close, constants, fstat, open, read, readFile, stat } from "node:fs"
 
 // =============================================================================
 // Special files
@@ -68,29 +67,42 @@ export type ReadRefusal =
   | { readonly _tag: "NotAFile" }
   | { readonly _tag: "TooLarge"; readonly size: number }
 
+/** A callback-style file system call as a counted promise (no `FileHandle`: it costs more than a small file's read). */
+const call = <A>(f: (done: (error: NodeJS.ErrnoException | null, value: A) => void) => void): Promise<A> =>
+  counted(() => new Promise<A>((resolve, reject) => f((error, value) => (error ? reject(error) : resolve(value)))))
+
+/** `stat` (links followed), counted in {@link pendingCalls}. */
+export const statPath = (path: string | Buffer): Promise<Stats> => call<Stats>((done) => stat(path, done))
+
 /**
  * Opens `path` without blocking (`O_NONBLOCK`: a FIFO opens at once), checks from the open
- * handle that it is a regular file of at most `maxBytes`, and reads it. Resolves with the
+ * descriptor that it is a regular file of at most `maxBytes`, and reads it. Resolves with the
  * bytes or a refusal; rejects with the file system's error. `abandoned()` is polled once the
- * handle is open: a caller that gave up (a time-out, an interrupt) gets the handle closed.
+ * file is open: a caller that gave up (a time-out, an interrupt) gets the descriptor closed.
  */
 export const readRegularFile = async (
   path: string | Buffer,
   maxBytes: number,
   abandoned: () => boolean = () => false
 ): Promise<{ readonly data: Buffer } | ReadRefusal> => {
-  const handle: FileHandle = await counted(() => open(path, constants.O_RDONLY | constants.O_NONBLOCK))
+  const fd = await call<number>((done) => open(path, constants.O_RDONLY | constants.O_NONBLOCK, done))
   try {
     if (abandoned()) return { _tag: "NotAFile" }
-    const info = await counted(() => handle.stat())
+    const info = await call<Stats>((done) => fstat(fd, done))
     const kind = specialKind(info)
     if (kind !== undefined) return { _tag: "Special", kind }
     if (!info.isFile()) return { _tag: "NotAFile" }
     if (info.size > maxBytes) return { _tag: "TooLarge", size: info.size }
-    const data = await counted(() => handle.readFile())
+    // one read of the size fstat gave, plus a byte: a shorter read is the whole file (read,
+    // fstat and a second read to find the end, as readFile does, cost two more calls a file)
+    const buffer = Buffer.allocUnsafeSlow(info.size + 1)
+    const bytesRead = await call<number>((done) => read(fd, buffer, 0, buffer.byteLength, 0, done))
+    if (bytesRead <= info.size) return { data: buffer.subarray(0, bytesRead) }
+    // the file grew meanwhile: read it whole (a positioned read leaves the offset at 0)
+    const data = await call<Buffer>((done) => readFile(fd, done))
     if (data.byteLength > maxBytes) return { _tag: "TooLarge", size: data.byteLength }
     return { data }
   } finally {
-    void handle.close().catch(() => undefined)
+    close(fd, () => undefined)
   }
 }

@@ -37,9 +37,12 @@
  * bytes did not change; a document without a list hashes as before access lists existed.
  *
  * ## Bounded and streaming
- * Sources are enumerated lazily; loading (`concurrency.read`), extraction
- * (`concurrency.extract`), embedding (`concurrency.embed`, per batch of documents) and writing
- * (one batch at a time) are `Stream.mapEffect` stages with bounded concurrency, so memory holds a
+ * Sources are enumerated lazily. Documents go in groups of 32, each group one step of the
+ * stream: its documents are loaded and hashed one after the other (up to 16 MiB, then extracted,
+ * then the next round), so a folder of small files costs no fiber and no span per document.
+ * `max(concurrency.read / 2, concurrency.extract)` groups are in flight, extraction holds one of
+ * `concurrency.extract` permits per document, and embedding (`concurrency.embed`, per batch of
+ * documents) and writing (one batch at a time) are stream stages of their own, so memory holds a
  * bounded number of documents plus one small entry per document id (the dedupe and prune sets).
  *
  * A document that fails (unreadable, extraction error, scrape or embedding error) is recorded
@@ -145,7 +148,11 @@ export interface Options {
    * embedder) re-ingests every document. The CLI uses `upload:<mode>|embedder:<id>`.
    */
   readonly fingerprint?: string | undefined
-  /** Concurrency per stage: `read` (default 8), `extract` (2), `embed` (1). */
+  /**
+   * Concurrency per stage: `read` (default 8), `extract` (2), `embed` (1). Documents are loaded
+   * in groups of 32, one document after the other within a group, with `max(read / 2, extract)`
+   * groups in flight; `extract` bounds the documents extracting at once.
+   */
   readonly concurrency?: {
     readonly read?: number | undefined
     readonly extract?: number | undefined
@@ -262,6 +269,321 @@ export type ProgressEvent =
 // Run
 // =============================================================================
 
+/** The settings of a run, resolved from its options once. */
+interface Settings {
+  readonly emit: (event: ProgressEvent) => Effect.Effect<void>
+  readonly fingerprint: string
+  readonly uploadOptions: Upload.UploadOptions
+  readonly readTimeout: Duration.DurationInput | undefined
+  /** Groups of documents in flight: enough for `read / 2` reads and every extraction permit. */
+  readonly groupsInFlight: number
+  readonly extractConcurrency: number
+  readonly embedConcurrency: number
+  readonly batchDocuments: number
+  readonly batchWindow: number
+  readonly embedder: Embedder | undefined
+}
+
+const settingsOf = (options: Options): Settings => {
+  const readConcurrency = Math.max(1, options.concurrency?.read ?? 8)
+  const extractConcurrency = Math.max(1, options.concurrency?.extract ?? 2)
+  return {
+    emit: options.onProgress ?? (() => Effect.void),
+    fingerprint: options.fingerprint ?? "v1",
+    uploadOptions: options.upload ?? defaultUploadOptions,
+    readTimeout: options.readTimeout,
+    groupsInFlight: Math.max(Math.ceil(readConcurrency / 2), extractConcurrency),
+    extractConcurrency,
+    embedConcurrency: Math.max(1, options.concurrency?.embed ?? 1),
+    batchDocuments: Math.max(1, options.batchDocuments ?? 512),
+    batchWindow: Math.max(1, options.batchWindow ?? 1000),
+    embedder: options.embedder
+  }
+}
+
+/**
+ * What a run counts and collects: counts, the failures, broken pages and ignored files, the
+ * document ids seen (the dedupe and the prune need them) and the prune scopes. Nothing else is
+ * kept per document.
+ */
+interface Tally {
+  documents: number
+  ingested: number
+  skipped: number
+  chunksIngested: number
+  inserted: number
+  updated: number
+  deleted: number
+  writes: number
+  writeMs: number
+  planned: number
+  readonly failures: Array<Failure>
+  readonly brokenPages: Array<BrokenPage>
+  readonly ignored: Array<Ignored>
+  readonly seen: Set<string>
+  /** Prune scopes: predicates over document ids, added as sources finish enumerating. */
+  readonly scopes: Array<(id: string) => boolean>
+}
+
+const emptyTally = (): Tally => ({
+  documents: 0,
+  ingested: 0,
+  skipped: 0,
+  chunksIngested: 0,
+  inserted: 0,
+  updated: 0,
+  deleted: 0,
+  writes: 0,
+  writeMs: 0,
+  planned: 0,
+  failures: [],
+  brokenPages: [],
+  ignored: [],
+  seen: new Set(),
+  scopes: []
+})
+
+/** Everything the stages of one run share. */
+interface RunContext {
+  readonly request: Request
+  readonly options: Options
+  readonly settings: Settings
+  readonly tally: Tally
+  readonly upload: Upload.Service
+  readonly web: Option.Option<Web.Service>
+  readonly target: Stages.Target
+  readonly state: State.StoredState
+  readonly embedding: { model: string; dimension: number } | undefined
+  readonly extractPermits: Effect.Semaphore
+}
+
+/** A store write, its time added to the run's `writeMs`. */
+const timed = (tally: Tally) => <A, E>(write: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+  Effect.map(Effect.timed(write), ([d, a]) => {
+    tally.writeMs += Duration.toMillis(d)
+    return a
+  })
+
+/** Records a failed document and emits its event. */
+const failed = (ctx: Pick<RunContext, "tally" | "settings">) => (source: string, documentId: string, error: DocumentError) =>
+  Effect.suspend(() => {
+    ctx.tally.failures.push({ source, documentId, error })
+    return ctx.settings.emit({ _tag: "Failed", source, documentId, error })
+  })
+
+/** The documents of the request, deduplicated, with their access lists. */
+const enumerateItems = (ctx: RunContext): Stream.Stream<Stages.Item> => {
+  const { emit } = ctx.settings
+  const tally = ctx.tally
+  return Stages.enumerate(ctx.request.sources, { include: ctx.request.include ?? [], exclude: ctx.request.exclude ?? [] }, ctx.web, {
+    plan: (n) =>
+      Effect.suspend(() => {
+        tally.planned += n
+        return emit({ _tag: "Planned", total: tally.planned })
+      }),
+    fail: failed(ctx),
+    scope: (predicate) => void tally.scopes.push(predicate),
+    broken: (page) => void tally.brokenPages.push(page),
+    ignore: (x) =>
+      Effect.suspend(() => {
+        tally.ignored.push(x)
+        return emit({ _tag: "Ignored", ignored: x })
+      })
+  }).pipe(
+    Stream.filterMap((item) => {
+      if (tally.seen.has(item.documentId)) return Option.none()
+      tally.seen.add(item.documentId)
+      tally.documents++
+      const access = accessOf(item.documentId, ctx.options)
+      return Option.some(access === undefined ? item : { ...item, access })
+    })
+  )
+}
+
+/** Documents a group holds: loaded and extracted one after the other, in one step of the stream. */
+const groupSize = 32
+
+/** Bytes of a group loaded before they are extracted (a group of large files goes in several rounds). */
+const loadBudget = 16 * 2 ** 20
+
+/** Loads and hashes one document; undefined when it is stored complete (counted) or fails (recorded). */
+const loadOne = (ctx: RunContext, item: Stages.Item): Effect.Effect<Stages.Hashed | undefined> =>
+  Stages.load(item, ctx.web, { readTimeout: ctx.settings.readTimeout }).pipe(
+    Effect.flatMap((loaded) => {
+      const x = Stages.hash(ctx.settings.fingerprint, item, loaded)
+      if (!State.isComplete(ctx.state, item.documentId, x.hash)) return Effect.succeed(x)
+      ctx.tally.skipped++
+      return Effect.as(ctx.settings.emit({ _tag: "Skipped", source: item.source, documentId: item.documentId }), undefined)
+    }),
+    Effect.catchAll((e) => Effect.as(failed(ctx)(item.source, item.documentId, e), undefined))
+  )
+
+/**
+ * Loads and hashes a group's documents from `from` on, until {@link loadBudget} bytes are
+ * loaded; leaves out the ones stored complete and the ones that fail. Returns them and where
+ * the next round starts. One span per round, not one per document.
+ */
+const loadRound = (
+  ctx: RunContext,
+  group: ReadonlyArray<Stages.Item>,
+  from: number
+): Effect.Effect<readonly [Array<Stages.Hashed>, number]> =>
+  Effect.gen(function*() {
+    const out: Array<Stages.Hashed> = []
+    let bytes = 0
+    let i = from
+    while (i < group.length && bytes < loadBudget) {
+      const x = yield* loadOne(ctx, group[i++]!)
+      if (x === undefined) continue
+      out.push(x)
+      bytes += x.loaded.file.data.byteLength
+    }
+    return [out, i] as const
+  }).pipe(Effect.withSpan("Ingest.load", { attributes: { "effect_rag.documents": group.length } }))
+
+/** Extracts and chunks loaded documents through `Upload`, each holding an extraction permit. */
+const extractRound = (ctx: RunContext, hashed: ReadonlyArray<Stages.Hashed>): Effect.Effect<Array<Stages.Prepared>> =>
+  Effect.suspend(() => {
+    const out: Array<Stages.Prepared> = []
+    const permit = ctx.extractPermits.withPermits(1)
+    return Effect.as(
+      Effect.forEach(hashed, (x) => {
+        const prior = ctx.state.markers.has(x.item.documentId) || ctx.state.chunkCounts.has(x.item.documentId)
+        return permit(Stages.extract(ctx.upload, ctx.settings.uploadOptions, x, prior)).pipe(
+          Effect.flatMap((p) => Effect.sync(() => void out.push(p))),
+          Effect.catchAll((e) => failed(ctx)(x.item.source, x.item.documentId, e))
+        )
+      }, { discard: true }),
+      out
+    )
+  }).pipe(Effect.withSpan("Ingest.extract", { attributes: { "effect_rag.documents": hashed.length } }))
+
+/** A group of documents: loaded and extracted in rounds (see {@link loadRound}). */
+const processGroup = (ctx: RunContext, group: ReadonlyArray<Stages.Item>): Effect.Effect<Array<Stages.Prepared>> =>
+  Effect.gen(function*() {
+    const out: Array<Stages.Prepared> = []
+    let i = 0
+    while (i < group.length) {
+      const [hashed, next] = yield* loadRound(ctx, group, i)
+      i = next
+      if (hashed.length > 0) out.push(...(yield* extractRound(ctx, hashed)))
+    }
+    return out
+  })
+
+/** Embeds a batch (when an embedder is configured); a failed batch fails its documents. */
+const embedBatch = (ctx: RunContext, batch: ReadonlyArray<Stages.Prepared>): Effect.Effect<ReadonlyArray<Stages.Prepared>> =>
+  Stages.embed(ctx.settings.embedder, ctx.embedding, ctx.request.collection, batch).pipe(
+    Effect.catchAll((e) => Effect.as(Effect.forEach(batch, (p) => failed(ctx)(p.item.source, p.item.documentId, e), { discard: true }), [])),
+    Effect.withSpan("Ingest.embed", { attributes: { "effect_rag.documents": batch.length } })
+  )
+
+/** The three-step write of a batch (see the module doc), then its events. */
+const writeBatch = (ctx: RunContext, batch: ReadonlyArray<Stages.Prepared>): Effect.Effect<void, VectorStoreError> =>
+  Effect.gen(function*() {
+    if (batch.length === 0) return
+    const tally = ctx.tally
+    const emit = ctx.settings.emit
+    const r = yield* Stages.write(ctx.target, batch, timed(tally))
+    tally.writes += r.writes
+    tally.inserted += r.inserted
+    tally.updated += r.updated
+    tally.deleted += r.deleted
+    for (const p of batch) {
+      tally.ingested++
+      tally.chunksIngested += p.chunks.length
+      yield* emit({ _tag: "Ingested", source: p.item.source, documentId: p.item.documentId, chunks: p.chunks.length })
+    }
+    yield* emit({ _tag: "BatchWritten", documents: batch.length, chunks: r.chunks, inserted: r.inserted, updated: r.updated, deleted: r.deleted })
+  }).pipe(Effect.withSpan("Ingest.write", { attributes: { "effect_rag.documents": batch.length } }))
+
+/**
+ * The pipeline: documents in groups of {@link groupSize}, each group one step (its documents
+ * loaded, then extracted, one after the other: a fiber and spans per document cost more than
+ * reading a small file), `groupsInFlight` groups at once, extraction bounded by its permits;
+ * then write batches of `batchDocuments` (or what `batchWindow` gathered), embedded and written
+ * one at a time.
+ */
+const pipeline = (ctx: RunContext): Effect.Effect<void, VectorStoreError> =>
+  enumerateItems(ctx).pipe(
+    Stream.grouped(groupSize),
+    Stream.mapEffect((group) => processGroup(ctx, C.toReadonlyArray(group)), { concurrency: ctx.settings.groupsInFlight }),
+    Stream.mapConcat((prepared) => prepared),
+    Stream.groupedWithin(ctx.settings.batchDocuments, ctx.settings.batchWindow),
+    Stream.mapEffect((g) => embedBatch(ctx, C.toReadonlyArray(g)), { concurrency: ctx.settings.embedConcurrency }),
+    Stream.mapEffect((batch) => writeBatch(ctx, batch)),
+    Stream.runDrain
+  )
+
+/**
+ * `prune`: deletes the stored documents of the request's sources that the run did not find;
+ * returns how many. Chunks first, markers last: a crash in between leaves markers the rerun prunes.
+ */
+const prune = (ctx: RunContext): Effect.Effect<number, VectorStoreError> =>
+  Effect.gen(function*() {
+    const { state, tally, target } = ctx
+    if (ctx.request.prune !== true || tally.scopes.length === 0) return 0
+    const stored = new Set([...state.markers.keys(), ...state.chunkCounts.keys()])
+    const gone = [...stored].filter((id) => !tally.seen.has(id) && tally.scopes.some((s) => s(id)))
+    if (gone.length === 0) return 0
+    const withChunks = gone.filter((id) => state.chunkCounts.has(id))
+    if (withChunks.length > 0) {
+      tally.deleted += yield* timed(tally)(target.main.deleteDocuments(withChunks))
+      tally.writes++
+    }
+    const keys = gone.flatMap((id) => {
+      const m = state.markers.get(id)
+      return m === undefined ? [] : [State.markerKey(id, m)]
+    })
+    if (keys.length > 0) {
+      yield* timed(tally)(target.manifest.deleteDocuments(keys))
+      tally.writes++
+    }
+    yield* ctx.settings.emit({ _tag: "Pruned", documentIds: gone })
+    return gone.length
+  })
+
+/** The summary of a finished run. */
+const summaryOf = (ctx: RunContext, started: number, pruned: number, total: number): Summary => {
+  const t = ctx.tally
+  return {
+    collection: ctx.request.collection,
+    documents: t.documents,
+    ingested: t.ingested,
+    skipped: t.skipped,
+    failed: t.failures.length,
+    pruned,
+    chunks: { ingested: t.chunksIngested, inserted: t.inserted, updated: t.updated, deleted: t.deleted, total },
+    writes: t.writes,
+    failures: t.failures,
+    brokenPages: t.brokenPages,
+    ignored: t.ignored,
+    durationMs: Date.now() - started,
+    writeMs: Math.round(t.writeMs)
+  }
+}
+
+/** Opens the collections and reads their stored state: the context of a run. */
+const prepare = (request: Request, options: Options): Effect.Effect<RunContext, IngestError, Upload.Upload | VectorStore> =>
+  Effect.gen(function*() {
+    const store = yield* VectorStore
+    const settings = settingsOf(options)
+    const embedding = yield* Stages.probeEmbedding(settings.embedder)
+    const target = yield* Stages.open(store, request.collection, embedding)
+    return {
+      request,
+      options,
+      settings,
+      tally: emptyTally(),
+      upload: yield* Upload.Upload,
+      web: yield* Effect.serviceOption(Web.Web),
+      target,
+      state: yield* State.load(target.main, target.manifest),
+      embedding,
+      extractPermits: yield* Effect.makeSemaphore(settings.extractConcurrency)
+    }
+  })
+
 /**
  * Runs an ingest and returns its summary. Needs `Upload` and the `VectorStore`; the `Web`
  * service is used when present (URL and site sources fail with `SourceError` `no_web_service`
@@ -278,199 +600,14 @@ export const run = (
     const started = Date.now()
     const accessProblem = checkAccess([...options.access ?? [], ...(options.accessRules ?? []).flatMap((r) => r.access)])
     if (accessProblem !== undefined) return yield* new InvalidInput({ message: `ingest: ${accessProblem}` })
-    const store = yield* VectorStore
-    const upload = yield* Upload.Upload
-    const web = yield* Effect.serviceOption(Web.Web)
-    const emit = options.onProgress ?? (() => Effect.void)
-    const fingerprint = options.fingerprint ?? "v1"
-    const uploadOptions = options.upload ?? defaultUploadOptions
-    const readConcurrency = Math.max(1, options.concurrency?.read ?? 8)
-    const extractConcurrency = Math.max(1, options.concurrency?.extract ?? 2)
-    const embedConcurrency = Math.max(1, options.concurrency?.embed ?? 1)
-    const batchDocuments = Math.max(1, options.batchDocuments ?? 512)
-    const batchWindow = Math.max(1, options.batchWindow ?? 1000)
-
-    // --- collections and stored state ----------------------------------------
-    const embedder = options.embedder
-    const embedding = yield* Stages.probeEmbedding(embedder)
-    const target = yield* Stages.open(store, request.collection, embedding)
-    const { main, manifest } = target
-    const state = yield* State.load(main, manifest)
-
-    // --- counters ------------------------------------------------------------
-    let documents = 0
-    let ingested = 0
-    let skipped = 0
-    let chunksIngested = 0
-    let inserted = 0
-    let updated = 0
-    let deleted = 0
-    let writes = 0
-    let writeMs = 0
-    let planned = 0
-    const failures: Array<Failure> = []
-    const brokenPages: Array<BrokenPage> = []
-    const ignored: Array<Ignored> = []
-    const seen = new Set<string>()
-    /** Prune scopes: predicates over document ids, added as sources finish enumerating. */
-    const scopes: Array<(id: string) => boolean> = []
-
-    /** A store write, its time added to `writeMs`. */
-    const timed = <A, E>(write: Effect.Effect<A, E>): Effect.Effect<A, E> =>
-      Effect.map(Effect.timed(write), ([d, a]) => {
-        writeMs += Duration.toMillis(d)
-        return a
-      })
-    const fail = (source: string, documentId: string, error: DocumentError) =>
-      Effect.suspend(() => {
-        failures.push({ source, documentId, error })
-        return emit({ _tag: "Failed", source, documentId, error })
-      })
-
-    // --- enumeration ---------------------------------------------------------
-    const items = Stages.enumerate(request.sources, { include: request.include ?? [], exclude: request.exclude ?? [] }, web, {
-      plan: (n) =>
-        Effect.suspend(() => {
-          planned += n
-          return emit({ _tag: "Planned", total: planned })
-        }),
-      fail,
-      scope: (predicate) => void scopes.push(predicate),
-      broken: (page) => void brokenPages.push(page),
-      ignore: (x) =>
-        Effect.suspend(() => {
-          ignored.push(x)
-          return emit({ _tag: "Ignored", ignored: x })
-        })
-    }).pipe(
-      Stream.filter((item) => {
-        if (seen.has(item.documentId)) return false
-        seen.add(item.documentId)
-        documents++
-        return true
-      }),
-      Stream.map((item): Stages.Item => {
-        const access = accessOf(item.documentId, options)
-        return access === undefined ? item : { ...item, access }
-      })
-    )
-
-    // --- stages ----------------------------------------------------------------
-    /** Load and hash; skip what is stored complete. */
-    const loadStage = (item: Stages.Item): Effect.Effect<Option.Option<Stages.Hashed>> =>
-      Stages.load(item, web, { readTimeout: options.readTimeout }).pipe(
-        Effect.flatMap((loaded) => {
-          const x = Stages.hash(fingerprint, item, loaded)
-          if (State.isComplete(state, item.documentId, x.hash)) {
-            skipped++
-            return Effect.as(emit({ _tag: "Skipped", source: item.source, documentId: item.documentId }), Option.none())
-          }
-          return Effect.succeed(Option.some(x))
-        }),
-        Effect.catchAll((e) => Effect.as(fail(item.source, item.documentId, e), Option.none()))
-      )
-
-    /** Extract and chunk through `Upload`. */
-    const extractStage = (x: Stages.Hashed): Effect.Effect<Option.Option<Stages.Prepared>> =>
-      Stages.extract(upload, uploadOptions, x, state.markers.has(x.item.documentId) || state.chunkCounts.has(x.item.documentId)).pipe(
-        Effect.map(Option.some),
-        Effect.catchAll((e) => Effect.as(fail(x.item.source, x.item.documentId, e), Option.none()))
-      )
-
-    /** Embed a batch (when an embedder is configured); a failed batch fails its documents. */
-    const embedStage = (batch: ReadonlyArray<Stages.Prepared>): Effect.Effect<ReadonlyArray<Stages.Prepared>> =>
-      Stages.embed(embedder, embedding, request.collection, batch).pipe(
-        Effect.catchAll((e) => Effect.as(Effect.forEach(batch, (p) => fail(p.item.source, p.item.documentId, e), { discard: true }), []))
-      )
-
-    /** The three-step write of a batch (see the module doc), then its events. */
-    const writeStage = (batch: ReadonlyArray<Stages.Prepared>): Effect.Effect<void, VectorStoreError> =>
-      Effect.gen(function*() {
-        if (batch.length === 0) return
-        const r = yield* Stages.write(target, batch, timed)
-        writes += r.writes
-        inserted += r.inserted
-        updated += r.updated
-        deleted += r.deleted
-        for (const p of batch) {
-          ingested++
-          chunksIngested += p.chunks.length
-          yield* emit({ _tag: "Ingested", source: p.item.source, documentId: p.item.documentId, chunks: p.chunks.length })
-        }
-        yield* emit({ _tag: "BatchWritten", documents: batch.length, chunks: r.chunks, inserted: r.inserted, updated: r.updated, deleted: r.deleted })
-      })
-
-    const extractPermits = yield* Effect.makeSemaphore(extractConcurrency)
-    yield* items.pipe(
-      // one span per stage call (no paths or text in attributes: counts only)
-      // load and extract in one stage (one fiber per document): at most `readConcurrency`
-      // documents loaded, at most `extractConcurrency` of them extracting
-      Stream.mapEffect((item) =>
-        Effect.withSpan(loadStage(item), "Ingest.load").pipe(
-          Effect.flatMap(Option.match({
-            onNone: () => Effect.succeed(Option.none<Stages.Prepared>()),
-            onSome: (x) => extractPermits.withPermits(1)(Effect.withSpan(extractStage(x), "Ingest.extract"))
-          }))
-        ), { concurrency: Math.max(readConcurrency, extractConcurrency) }),
-      Stream.filterMap((o) => o),
-      Stream.groupedWithin(batchDocuments, batchWindow),
-      Stream.mapEffect((g) =>
-        embedStage(C.toReadonlyArray(g)).pipe(
-          Effect.withSpan("Ingest.embed", { attributes: { "effect_rag.documents": C.size(g) } })
-        ), { concurrency: embedConcurrency }),
-      Stream.mapEffect((batch) =>
-        writeStage(batch).pipe(Effect.withSpan("Ingest.write", { attributes: { "effect_rag.documents": batch.length } }))
-      ),
-      Stream.runDrain
-    )
-
-    // --- prune -----------------------------------------------------------------
-    let pruned = 0
-    if (request.prune === true && scopes.length > 0) {
-      const stored = new Set([...state.markers.keys(), ...state.chunkCounts.keys()])
-      const gone = [...stored].filter((id) => !seen.has(id) && scopes.some((s) => s(id)))
-      if (gone.length > 0) {
-        // Chunks first, markers last: a crash in between leaves markers the rerun prunes.
-        const withChunks = gone.filter((id) => state.chunkCounts.has(id))
-        if (withChunks.length > 0) {
-          deleted += yield* timed(main.deleteDocuments(withChunks))
-          writes++
-        }
-        const keys = gone.flatMap((id) => {
-          const m = state.markers.get(id)
-          return m === undefined ? [] : [State.markerKey(id, m)]
-        })
-        if (keys.length > 0) {
-          yield* timed(manifest.deleteDocuments(keys))
-          writes++
-        }
-        pruned = gone.length
-        yield* emit({ _tag: "Pruned", documentIds: gone })
-      }
-    }
-
-    // --- index upkeep, once for the whole run ------------------------------------
-    // The store leaves rows written since its last index update unindexed (searched flat);
-    // bringing the indexes up to date once here costs less than per batch.
-    if (writes > 0) yield* timed(main.optimize())
-
-    const total = yield* main.count()
-    const summary: Summary = {
-      collection: request.collection,
-      documents,
-      ingested,
-      skipped,
-      failed: failures.length,
-      pruned,
-      chunks: { ingested: chunksIngested, inserted, updated, deleted, total },
-      writes,
-      failures,
-      brokenPages,
-      ignored,
-      durationMs: Date.now() - started,
-      writeMs: Math.round(writeMs)
-    }
-    yield* emit({ _tag: "Finished", summary })
+    const ctx = yield* prepare(request, options)
+    yield* pipeline(ctx)
+    const pruned = yield* prune(ctx)
+    // index upkeep, once for the whole run: the store leaves rows written since its last index
+    // update unindexed (searched flat); bringing them up to date once costs less than per batch
+    if (ctx.tally.writes > 0) yield* timed(ctx.tally)(ctx.target.main.optimize())
+    const summary = summaryOf(ctx, started, pruned, yield* ctx.target.main.count())
+    yield* ctx.settings.emit({ _tag: "Finished", summary })
     return summary
   }).pipe(Effect.withSpan("Ingest.run", { attributes: { collection: request.collection } }))
 

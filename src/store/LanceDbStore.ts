@@ -524,6 +524,19 @@ const makeCollection = (table: lancedb.Table, spec: CollectionSpec, settings: Se
   // Writes
   // ---------------------------------------------------------------------------
 
+  // The table's column order, read once (not before every batch): it changes only when the
+  // `access` column is added, so it is read again when `hasAccess` differs from when it was read.
+  let order: { readonly names: Array<string>; readonly withAccess: boolean } | undefined
+  const columnOrder: Effect.Effect<Array<string>, StoreError> = Effect.suspend(() =>
+    order !== undefined && order.withAccess === hasAccess ? Effect.succeed(order.names) : Effect.map(
+      attempt("schema", () => table.schema()),
+      (schema) => {
+        const names = schema.fields.map((f) => f.name)
+        order = { names, withAccess: names.includes(accessColumn) }
+        return names
+      }
+    ))
+
   const upsert = (chunks: ReadonlyArray<Chunk>) =>
     Effect.gen(function*() {
       let inserted = 0
@@ -544,8 +557,7 @@ const makeCollection = (table: lancedb.Table, spec: CollectionSpec, settings: Se
             rows.push(row)
           } else rows[at] = row
         }
-        const order = (yield* attempt("schema", () => table.schema())).fields.map((f) => f.name)
-        const data = toArrow(spec, rows, order)
+        const data = toArrow(spec, rows, yield* columnOrder)
         const merge = () =>
           table.mergeInsert("id")
             // An unchanged chunk is left alone: no rewrite, no index churn.

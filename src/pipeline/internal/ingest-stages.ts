@@ -12,7 +12,7 @@
 import { Data, Duration, Effect, Option, Stream } from "effect"
 import { stat } from "node:fs/promises"
 import { basename, resolve } from "node:path"
-import { counted, describeKind, type SpecialKind, specialKind } from "../../internal/files.js"
+import { describeKind, type ReadRefusal, readRegularFile, type SpecialKind, specialKind, statPath } from "../../internal/files.js"
 import type * as Embeddings from "../../api/Embeddings.js"
 import * as Upload from "../../api/Upload.js"
 import type * as Web from "../../api/Web.js"
@@ -337,31 +337,67 @@ const pageFile = (documentId: string, page: Web.CrawlPage): Effect.Effect<Loaded
 /** The default time-out of a file read (as the local engine's per-file time-out): 120 seconds. */
 export const defaultReadTimeout: Duration.Duration = Duration.seconds(120)
 
+/** The error of a file `readRegularFile` would not read (as `Upload.fromPath` words it). */
+const refusal = (name: string, r: ReadRefusal): DocumentError => {
+  const endpoint = "read file"
+  switch (r._tag) {
+    case "Special":
+      return new RagError.BadRequest({ endpoint, message: `${name} is ${describeKind(r.kind)}, not a regular file` })
+    case "NotAFile":
+      return new RagError.BadRequest({ endpoint, message: `${name} is not a file` })
+    case "TooLarge":
+      return new RagError.PayloadTooLarge({
+        endpoint,
+        message: `${name} is ${r.size} bytes; the limit is ${Upload.maxFileBytes} bytes (50 MiB)`,
+        size: r.size,
+        limit: Upload.maxFileBytes
+      })
+  }
+}
+
 /**
  * Reads a file: its type first (a special file fails with `SourceError` `special_file`, never
  * opened: a FIFO made after the enumeration, say), then its bytes, all within `timeout`
- * (`read_timeout`).
+ * (`read_timeout`). One callback from start to end (no fiber, no Effect step per system call: an
+ * ingest of many small files spent more in those than in the reads).
  */
 const loadFile = (
   origin: Extract<Origin, { _tag: "File" }>,
   timeout: Duration.DurationInput
 ): Effect.Effect<Loaded, DocumentError> => {
   const path = origin.pathBytes !== undefined ? Buffer.from(origin.pathBytes, "base64") : origin.path
-  return Effect.gen(function*() {
-    const info = yield* Effect.promise(() => counted(() => stat(path)).catch(() => undefined))
-    const kind = info === undefined ? undefined : specialKind(info)
-    if (kind !== undefined) {
-      return yield* new SourceError({ source: origin.path, reason: "special_file", message: `${origin.path}: ${describeKind(kind)}, not a regular file` })
+  const ms = Duration.toMillis(Duration.decode(timeout))
+  const name = basename(origin.path)
+  return Effect.async<Loaded, DocumentError>((resume) => {
+    let settled = false
+    const settle = (result: Effect.Effect<Loaded, DocumentError>) => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      resume(result)
     }
-    const file = yield* Upload.fromPath(path, basename(origin.path))
-    return { file, title: undefined, hashInput: "file" }
-  }).pipe(
-    Effect.timeoutFail({
-      duration: timeout,
-      onTimeout: () =>
+    const timer = setTimeout(() =>
+      settle(Effect.fail(
         new SourceError({ source: origin.path, reason: "read_timeout", message: `${origin.path}: not read within ${Duration.format(timeout)}` })
+      )), ms)
+    const read = async (): Promise<Effect.Effect<Loaded, DocumentError>> => {
+      const info = await statPath(path).catch(() => undefined)
+      const kind = info === undefined ? undefined : specialKind(info)
+      if (kind !== undefined) {
+        return Effect.fail(new SourceError({ source: origin.path, reason: "special_file", message: `${origin.path}: ${describeKind(kind)}, not a regular file` }))
+      }
+      if (settled) return Effect.fail(new SourceError({ source: origin.path, reason: "read_timeout", message: `${origin.path}: abandoned` }))
+      const r = await readRegularFile(path, Upload.maxFileBytes, () => settled)
+      if ("data" in r) return Effect.succeed({ file: { name, data: new Uint8Array(r.data.buffer, r.data.byteOffset, r.data.byteLength) }, title: undefined, hashInput: "file" })
+      return Effect.fail(refusal(name, r))
+    }
+    read().then(settle, (cause: unknown) =>
+      settle(Effect.fail(new RagError.BadRequest({ endpoint: "read file", message: `cannot read ${name}: ${(cause as Error)?.message ?? cause}` }))))
+    return Effect.sync(() => {
+      settled = true
+      clearTimeout(timer)
     })
-  )
+  })
 }
 
 /**
