@@ -19,11 +19,12 @@
  *
  * @since 0.1.0
  */
-import { Clock, Context, Duration, Effect, Exit, Layer, Option, Redacted, Ref, Schedule, Schema } from "effect"
+import { Clock, Context, Duration, Effect, Exit, Layer, Option, Redacted, Schema } from "effect"
 import { createHash } from "node:crypto"
 import type * as RagError from "../RagError.js"
 import { DecodeError, TaskFailed } from "../RagError.js"
 import { ApiHttp } from "./ApiHttp.js"
+import * as Poll from "./internal/poll.js"
 
 // =============================================================================
 // Schemas
@@ -341,42 +342,16 @@ export const make = (options: RemoteOptions = {}) =>
 
     const wait = (taskId: string, opts: WaitOptions = {}): Effect.Effect<MusicResult, RagError.ApiError | TaskFailed> =>
       Effect.gen(function*() {
-        const interval = opts.pollInterval === undefined ? defaultInterval : Duration.decode(opts.pollInterval)
-        const maxWait = opts.maxWait === undefined ? defaultMaxWait : Duration.decode(opts.maxWait)
-        const initialDelay = Duration.decode(opts.initialDelay ?? Duration.zero)
-        const polls = yield* Ref.make(0)
-        const onProgress = opts.onProgress
-        const once = status(taskId).pipe(
-          Effect.tap((response) =>
-            Ref.updateAndGet(polls, (n) => n + 1).pipe(
-              Effect.flatMap((poll) =>
-                onProgress === undefined ? Effect.void : onProgress({ taskId, status: response.status, poll, response })
-              )
-            )
-          )
-        )
-        const last = yield* Effect.sleep(initialDelay).pipe(
-          Effect.zipRight(
-            once.pipe(
-              // `passthrough` makes the repetition return the last (terminal) status.
-              Effect.repeat({
-                schedule: Schedule.passthrough<number, MusicStatusResponse, never>(Schedule.spaced(interval)),
-                until: (response) => phaseOf(response.status) !== "in_progress"
-              })
-            )
-          ),
-          Effect.timeoutFail({
-            duration: maxWait,
-            onTimeout: () =>
-              new TaskFailed({
-                endpoint: statusEndpoint,
-                taskId,
-                status: "TimedOut",
-                message: `music task ${taskId} did not finish within ${Duration.format(maxWait)}; ` +
-                  `it may still complete: wait for it again with its task id`
-              })
-          })
-        )
+        const last = yield* Poll.untilDone({
+          kind: "music",
+          endpoint: statusEndpoint,
+          taskId,
+          status: status(taskId),
+          done: (response) => phaseOf(response.status) !== "in_progress",
+          ...Poll.timing(opts, { interval: defaultInterval, maxWait: defaultMaxWait }),
+          initialDelay: Duration.decode(opts.initialDelay ?? Duration.zero),
+          onProgress: opts.onProgress
+        })
         if (phaseOf(last.status) === "failed") {
           const detail = errorText(last.data?.error, last.error, last.message)
           return yield* new TaskFailed({

@@ -16,10 +16,11 @@
  *
  * @since 0.1.0
  */
-import { Context, Duration, Effect, Layer, Ref, Schedule, Schema } from "effect"
+import { Context, Duration, Effect, Layer, Schema } from "effect"
 import type * as RagError from "../RagError.js"
 import { DecodeError, TaskFailed } from "../RagError.js"
 import { ApiHttp } from "./ApiHttp.js"
+import * as Poll from "./internal/poll.js"
 
 // =============================================================================
 // Schemas
@@ -326,38 +327,16 @@ export const make = (options: RemoteOptions = {}) =>
 
     const wait = (taskId: string, opts: WaitOptions = {}): Effect.Effect<VideoDone, RagError.ApiError | TaskFailed> =>
       Effect.gen(function*() {
-        const interval = opts.pollInterval === undefined ? defaultInterval : Duration.decode(opts.pollInterval)
-        const maxWait = opts.maxWait === undefined ? defaultMaxWait : Duration.decode(opts.maxWait)
-        const polls = yield* Ref.make(0)
-        const onProgress = opts.onProgress
-        const once = query(taskId).pipe(
-          Effect.tap((response) =>
-            Ref.updateAndGet(polls, (n) => n + 1).pipe(
-              Effect.flatMap((poll) =>
-                onProgress === undefined ? Effect.void : onProgress({ taskId, status: response.status, poll, response })
-              )
-            )
-          )
-        )
-        const last = yield* once.pipe(
-          // The first query runs at once, the next ones `interval` apart; `passthrough` makes
-          // the repetition return the last (terminal) status.
-          Effect.repeat({
-            schedule: Schedule.passthrough<number, VideoStatus, never>(Schedule.spaced(interval)),
-            until: (response) => phaseOf(response.status) !== "in_progress"
-          }),
-          Effect.timeoutFail({
-            duration: maxWait,
-            onTimeout: () =>
-              new TaskFailed({
-                endpoint: queryEndpoint,
-                taskId,
-                status: "TimedOut",
-                message: `video task ${taskId} did not finish within ${Duration.format(maxWait)}; ` +
-                  `it may still complete: wait for it again with its task id`
-              })
-          })
-        )
+        // the first query runs at once, the next ones `interval` apart
+        const last = yield* Poll.untilDone({
+          kind: "video",
+          endpoint: queryEndpoint,
+          taskId,
+          status: query(taskId),
+          done: (response) => phaseOf(response.status) !== "in_progress",
+          ...Poll.timing(opts, { interval: defaultInterval, maxWait: defaultMaxWait }),
+          onProgress: opts.onProgress
+        })
         if (phaseOf(last.status) === "failed") {
           // `base_resp` usually reports on the status query itself (`status_msg` "success"
           // when the query worked): that is no failure reason and is not quoted; any other

@@ -6,6 +6,7 @@
  */
 import { CliConfig, Command, HelpDoc } from "@effect/cli"
 import * as Descriptor from "@effect/cli/CommandDescriptor"
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { describe, expect, it } from "vitest"
@@ -20,7 +21,9 @@ const tree = Argv.treeOf("effect-rag", root.descriptor, commands)
 
 /** The text of the error `@effect/cli`'s own parser gives for `args` (the command name first). */
 const cliError = (descriptor: Descriptor.Command<unknown>, args: ReadonlyArray<string>): string => {
-  const result = Effect.runSync(Effect.either(Descriptor.parse(descriptor, args, CliConfig.defaultConfig)))
+  const result = Effect.runSync(
+    Effect.either(Descriptor.parse(descriptor, args, CliConfig.defaultConfig)).pipe(Effect.provide(NodeContext.layer))
+  )
   if (Either.isRight(result)) throw new Error(`${args.join(" ")} parsed`)
   return HelpDoc.toAnsiText(result.left.error)
 }
