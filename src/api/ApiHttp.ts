@@ -29,15 +29,30 @@ import * as CallOptions from "./CallOptions.js"
 import { decodeError, fromStatus, issuePath, parseErrorBody, parseRetryAfter } from "./ApiErrors.js"
 import * as Sse from "./internal/sse.js"
 
-/** Which configured host a call goes to. */
+/**
+ * Which configured host a call goes to.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Host = "base" | "upload" | "crawl"
 
-/** A request body: JSON (already encoded) or multipart form data. */
+/**
+ * A request body: JSON (already encoded) or multipart form data.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Body =
   | { readonly _tag: "Json"; readonly value: unknown }
   | { readonly _tag: "FormData"; readonly value: FormData }
 
-/** One API call, described as data. */
+/**
+ * One API call, described as data.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Call {
   /** Label used in errors and spans, e.g. `POST /v1/embeddings`. */
   readonly endpoint: string
@@ -55,7 +70,12 @@ export interface Call {
   readonly idempotent?: boolean | undefined
 }
 
-/** The client every remote service uses. */
+/**
+ * The client every remote service uses.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Service {
   readonly settings: RagConfig.Settings
   /** Sends the call (with retries) and decodes the 2xx JSON body with `schema`. */
@@ -74,7 +94,12 @@ export interface Service {
   readonly scrub: (text: string) => string
 }
 
-/** The client's Tag. */
+/**
+ * The client's Tag.
+ *
+ * @since 0.1.0
+ * @category context
+ */
 export class ApiHttp extends Context.Tag("effect-rag/api/ApiHttp")<ApiHttp, Service>() {}
 
 const headerRecord = (response: HttpClientResponse.HttpClientResponse): Record<string, string | undefined> =>
@@ -83,6 +108,9 @@ const headerRecord = (response: HttpClientResponse.HttpClientResponse): Record<s
 /**
  * The retry policy: exponential backoff with jitter, `Retry-After` honoured, retryable errors
  * only; `maxRetries` (a per-call override) replaces the configured count.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const retryPolicy = (settings: RagConfig.Settings, maxRetries: number = settings.maxRetries) =>
   Schedule.exponential(settings.retryBaseDelay).pipe(
@@ -103,6 +131,9 @@ export const retryPolicy = (settings: RagConfig.Settings, maxRetries: number = s
  * `Effect.locally(IdempotencyKey, Option.some(key))`. By default each call makes its own key. A
  * gateway (this library's server) passes its client's key on, so a retry that reaches the
  * upstream through it is recognised there too.
+ *
+ * @since 0.1.0
+ * @category context
  */
 export const IdempotencyKey: FiberRef.FiberRef<Option.Option<string>> = FiberRef.unsafeMake(Option.none<string>())
 
@@ -357,7 +388,12 @@ const encode = <A, I>(endpoint: string, schema: Schema.Schema<A, I>, value: A) =
     })
   )
 
-/** Builds the client from settings and an `HttpClient`. */
+/**
+ * Builds the client from settings and an `HttpClient`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = Effect.gen(function*() {
   const settings = yield* RagConfig.RagConfig
   const httpClient = yield* HttpClient.HttpClient
@@ -446,7 +482,12 @@ const causeText = (cause: unknown): string => {
   return String(cause)
 }
 
-/** The client over a given `HttpClient` (tests, custom transports). */
+/**
+ * The client over a given `HttpClient` (tests, custom transports).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerWithoutHttpClient: Layer.Layer<ApiHttp, never, RagConfig.RagConfig | HttpClient.HttpClient> =
   Layer.effect(ApiHttp, make)
 
@@ -454,6 +495,9 @@ export const layerWithoutHttpClient: Layer.Layer<ApiHttp, never, RagConfig.RagCo
  * The client on Node's built-in `fetch`. (Not `NodeHttpClient.layerUndici`: the `undici`
  * package it loads has its own `FormData` class and rejects the global one that multipart
  * uploads build.)
+ *
+ * @since 0.1.0
+ * @category layers
  */
 export const layer: Layer.Layer<ApiHttp, never, RagConfig.RagConfig> = layerWithoutHttpClient.pipe(
   Layer.provide(FetchHttpClient.layer)

@@ -16,10 +16,20 @@ import { analyze } from "../store/TextAnalysis.js"
 import type { Answer, Source } from "./Answer.js"
 import { parseCitations } from "./internal/answer-citations.js"
 
-/** The default support threshold: at least half the sentence's content words in its cited passages. */
+/**
+ * The default support threshold: at least half the sentence's content words in its cited passages.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultThreshold = 0.5
 
-/** One sentence of an answer, checked. */
+/**
+ * One sentence of an answer, checked.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface SentenceCheck {
   /** The sentence as written, citation marks included. */
   readonly text: string
@@ -32,7 +42,12 @@ export interface SentenceCheck {
   readonly status: "supported" | "unsupported" | "uncited" | "no-claim"
 }
 
-/** The check of a whole answer. */
+/**
+ * The check of a whole answer.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Check {
   readonly threshold: number
   readonly sentences: ReadonlyArray<SentenceCheck>
@@ -41,7 +56,12 @@ export interface Check {
   readonly uncited: number
 }
 
-/** Splits a text into sentences: after `.`, `!` or `?` (and the citation marks right after it) followed by a space, or at a line break. */
+/**
+ * Splits a text into sentences: after `.`, `!` or `?` (and the citation marks right after it) followed by a space, or at a line break.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const sentences = (text: string): Array<{ readonly text: string; readonly offset: number }> => {
   const out: Array<{ text: string; offset: number }> = []
   const boundary = /[.!?]+(?:\s*\[[^\]\n]{1,40}\])*(?=\s|$)|\n+/g
@@ -67,6 +87,9 @@ const contentTerms = (text: string): Set<string> =>
 /**
  * Checks each sentence of an answer against the sources it cites (see the module doc for the
  * score and the statuses). Pure: no model, no I/O.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const check = (
   answer: Pick<Answer, "text" | "sources">,
@@ -109,7 +132,12 @@ export const check = (
   }
 }
 
-/** The check as text: a summary line, then each unsupported or uncited sentence. */
+/**
+ * The check as text: a summary line, then each unsupported or uncited sentence.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const format = (c: Check): string => {
   const claims = c.sentences.filter((s) => s.status !== "no-claim").length
   const lines = [
