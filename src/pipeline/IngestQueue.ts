@@ -28,7 +28,7 @@
  * @since 0.1.0
  */
 import type { Job, RedisClient, RedisOptions, Worker as BullWorker } from "bullmq"
-import { Cause, Chunk as C, Data, Deferred, Duration, Effect, FiberSet, Option, Queue, Redacted, Runtime, Schedule, Stream } from "effect"
+import { Cause, Chunk as C, Data, Deferred, Duration, Effect, FiberSet, Option, Queue, Redacted, Runtime, Schedule, type Scope, Stream } from "effect"
 import { randomUUID } from "node:crypto"
 import { realpathSync } from "node:fs"
 import { createConnection } from "node:net"
@@ -802,6 +802,53 @@ interface Pending {
 }
 
 /**
+ * Reports the Redis connection of a worker while it is down (`ConnectionLost` once, then
+ * `ConnectionRestored` with the time it was down) and runs `onRestored` when it comes back;
+ * the listeners are removed when the scope closes.
+ */
+const watchConnection = (
+  client: RedisClient,
+  display: string,
+  emit: (event: WorkerEvent) => Effect.Effect<void>,
+  onRestored: Effect.Effect<void>
+): Effect.Effect<void, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const runtime = yield* Effect.runtime<never>()
+    let downSince: number | undefined
+    let lastError = ""
+    const onError = (e: unknown) => void (lastError = clean(e))
+    const onClose = () => {
+      if (downSince !== undefined) return
+      downSince = Date.now()
+      Runtime.runFork(runtime)(emit({
+        _tag: "ConnectionLost",
+        queue: display,
+        message: lastError !== "" ? lastError : "the connection closed"
+      }))
+    }
+    const onReady = () => {
+      if (downSince === undefined) return
+      const downMs = Date.now() - downSince
+      downSince = undefined
+      lastError = ""
+      Runtime.runFork(runtime)(emit({ _tag: "ConnectionRestored", queue: display, downMs }).pipe(Effect.zipRight(onRestored)))
+    }
+    yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        client.on("error", onError)
+        client.on("close", onClose)
+        client.on("ready", onReady)
+      }),
+      () =>
+        Effect.sync(() => {
+          client.off("error", onError)
+          client.off("close", onClose)
+          client.off("ready", onReady)
+        })
+    )
+  })
+
+/**
  * Runs a worker on a collection's queue until interrupted (or, with `untilEmpty`, until the queue
  * is empty), then closes it gracefully: the jobs in hand are finished (their batch written)
  * before it returns. Needs `Upload` and the `VectorStore`; `Web` when present (URL jobs).
@@ -837,42 +884,10 @@ export const worker = (
     // --- Redis outages: reported while they last; Redis back empty ends the worker ----------
     const runtime = yield* Effect.runtime<never>()
     const lost = yield* Deferred.make<never, QueueError>()
-    let downSince: number | undefined
-    let lastError = ""
-    const onError = (e: unknown) => void (lastError = clean(e))
-    const onClose = () => {
-      if (downSince !== undefined) return
-      downSince = Date.now()
-      Runtime.runFork(runtime)(emit({
-        _tag: "ConnectionLost",
-        queue: conn.display,
-        message: lastError !== "" ? lastError : "the connection closed"
-      }))
-    }
-    const onReady = () => {
-      if (downSince === undefined) return
-      const downMs = Date.now() - downSince
-      downSince = undefined
-      lastError = ""
-      Runtime.runFork(runtime)(emit({ _tag: "ConnectionRestored", queue: conn.display, downMs }).pipe(
-        Effect.zipRight(identityPresent),
-        Effect.flatMap((present) => (present ? Effect.void : Deferred.fail(lost, queueLost))),
-        Effect.ignore
-      ))
-    }
-    yield* Effect.acquireRelease(
-      Effect.sync(() => {
-        client.on("error", onError)
-        client.on("close", onClose)
-        client.on("ready", onReady)
-      }),
-      () =>
-        Effect.sync(() => {
-          client.off("error", onError)
-          client.off("close", onClose)
-          client.off("ready", onReady)
-        })
-    )
+    yield* watchConnection(client, conn.display, emit, identityPresent.pipe(
+      Effect.flatMap((present) => (present ? Effect.void : Deferred.fail(lost, queueLost))),
+      Effect.ignore
+    ))
     const withWriter = writerLock(client, `${prefix}:${queueName(collection)}:writer`, Math.max(500, options.writerLockMs ?? 10_000))
 
     let ingested = 0
