@@ -22,7 +22,12 @@ import type * as LocalFiles from "./engines/LocalFiles.js"
 import * as RagConfig from "./RagConfig.js"
 import * as Wiring from "./Wiring.js"
 
-/** Every remote service. */
+/**
+ * Every remote service.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type RemoteServices =
   | Chat.Chat
   | Embeddings.Embeddings
@@ -35,7 +40,12 @@ export type RemoteServices =
   | Web.Web
   | Search.Search
 
-/** Models used by the remote layers when a call names none. */
+/**
+ * Models used by the remote layers when a call names none.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface RemoteModels {
   readonly chatModel?: string | undefined
   readonly embeddingModel?: string | undefined
@@ -43,7 +53,12 @@ export interface RemoteModels {
   readonly rerankModel?: string | undefined
 }
 
-/** All remote services over one `ApiHttp` client, which needs a `RagConfig`. */
+/**
+ * All remote services over one `ApiHttp` client, which needs a `RagConfig`.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const remoteServices = (models: RemoteModels = {}): Layer.Layer<RemoteServices, never, ApiHttp.ApiHttp> =>
   Layer.mergeAll(
     Chat.layer({ model: models.chatModel }),
@@ -58,11 +73,21 @@ export const remoteServices = (models: RemoteModels = {}): Layer.Layer<RemoteSer
     Search.layer
   )
 
-/** All remote services, configured in code. */
+/**
+ * All remote services, configured in code.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const remote = (options: RagConfig.Options = {}, models: RemoteModels = {}): Layer.Layer<RemoteServices> =>
   remoteServices(models).pipe(Layer.provide(ApiHttp.layer), Layer.provide(RagConfig.layer(options)))
 
-/** The default models of the remote layers, from `EFFECT_RAG_*_MODEL` (and the config file). */
+/**
+ * The default models of the remote layers, from `EFFECT_RAG_*_MODEL` (and the config file).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const remoteModelsConfig: Config.Config<RemoteModels> = Config.all({
   chatModel: Config.option(Config.string("EFFECT_RAG_CHAT_MODEL")),
   embeddingModel: Config.option(Config.string("EFFECT_RAG_EMBEDDING_MODEL")),
@@ -80,6 +105,9 @@ export const remoteModelsConfig: Config.Config<RemoteModels> = Config.all({
 /**
  * All remote services, configured from the current `ConfigProvider` (`EFFECT_RAG_*`
  * environment variables by default): settings and default models alike.
+ *
+ * @since 0.1.0
+ * @category layers
  */
 export const Remote: Layer.Layer<RemoteServices, ConfigError> = Layer.unwrapEffect(
   Effect.map(remoteModelsConfig, (models) => remoteServices(models))
@@ -88,9 +116,17 @@ export const Remote: Layer.Layer<RemoteServices, ConfigError> = Layer.unwrapEffe
 /**
  * The `Upload` service chosen by `EFFECT_RAG_UPLOAD`: `local` (default, the in-process document
  * engine, built with `local`) or `remote` (the `/upload` endpoint of the configured service).
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const uploadFromConfigWith = (local: LocalFiles.Options = {}): Layer.Layer<Upload.Upload, ConfigError> =>
   Wiring.uploadFromConfig(local)
 
-/** {@link uploadFromConfigWith} with the local engine's defaults. */
+/**
+ * {@link uploadFromConfigWith} with the local engine's defaults.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const uploadFromConfig: Layer.Layer<Upload.Upload, ConfigError> = uploadFromConfigWith()

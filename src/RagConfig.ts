@@ -31,10 +31,20 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 
-/** How web operations are routed: see `api/WebRoutes.ts`. */
+/**
+ * How web operations are routed: see `api/WebRoutes.ts`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type WebRouting = "firecrawl" | "single"
 
-/** The resolved settings every remote service reads. */
+/**
+ * The resolved settings every remote service reads.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Settings {
   readonly apiKey: Option.Option<Redacted.Redacted<string>>
   readonly baseUrl: string
@@ -50,10 +60,20 @@ export interface Settings {
   readonly webRouting: WebRouting
 }
 
-/** The configuration service. */
+/**
+ * The configuration service.
+ *
+ * @since 0.1.0
+ * @category context
+ */
 export class RagConfig extends Context.Tag("effect-rag/RagConfig")<RagConfig, Settings>() {}
 
-/** Options accepted by {@link make}; everything but `baseUrl` has a default. */
+/**
+ * Options accepted by {@link make}; everything but `baseUrl` has a default.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Options {
   readonly apiKey?: Redacted.Redacted<string> | string | undefined
   readonly baseUrl?: string | undefined
@@ -68,12 +88,22 @@ export interface Options {
   readonly webRouting?: WebRouting | undefined
 }
 
-/** The default base URL: the self-hosted server on loopback. */
+/**
+ * The default base URL: the self-hosted server on loopback.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultBaseUrl = "http://127.0.0.1:8787"
 
 const trimSlash = (url: string): string => url.replace(/\/+$/, "")
 
-/** Builds {@link Settings} from options, filling defaults. */
+/**
+ * Builds {@link Settings} from options, filling defaults.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = (options: Options = {}): Settings => {
   const baseUrl = trimSlash(options.baseUrl ?? defaultBaseUrl)
   const apiKey =
@@ -95,10 +125,20 @@ export const make = (options: Options = {}): Settings => {
   }
 }
 
-/** A layer from options given in code. */
+/**
+ * A layer from options given in code.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = (options: Options = {}): Layer.Layer<RagConfig> => Layer.succeed(RagConfig, make(options))
 
-/** The settings as an Effect `Config`, read from `EFFECT_RAG_*` variables by default. */
+/**
+ * The settings as an Effect `Config`, read from `EFFECT_RAG_*` variables by default.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const settingsConfig: Config.Config<Settings> = Config.all({
   apiKey: Config.option(Config.redacted("EFFECT_RAG_API_KEY")),
   baseUrl: Config.option(Config.string("EFFECT_RAG_BASE_URL")),
@@ -132,6 +172,9 @@ export const settingsConfig: Config.Config<Settings> = Config.all({
 /**
  * A layer reading {@link settingsConfig} from the current `ConfigProvider` (the environment
  * by default). Fails with a `ConfigError` only for malformed values, never for a missing key.
+ *
+ * @since 0.1.0
+ * @category layers
  */
 export const layerConfig: Layer.Layer<RagConfig, import("effect/ConfigError").ConfigError> = Layer.effect(
   RagConfig,

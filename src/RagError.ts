@@ -26,25 +26,45 @@ const details = {
   code: Schema.optional(Schema.NullOr(Schema.String))
 }
 
-/** HTTP 400: invalid parameters or file format. Not retried. */
+/**
+ * HTTP 400: invalid parameters or file format. Not retried.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class BadRequest extends Schema.TaggedError<BadRequest>()("BadRequest", {
   ...common,
   ...details
 }) {}
 
-/** HTTP 401: the API key is missing, invalid or revoked. Not retried. */
+/**
+ * HTTP 401: the API key is missing, invalid or revoked. Not retried.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", {
   ...common,
   ...details
 }) {}
 
-/** HTTP 402: not enough credits. Not retried. */
+/**
+ * HTTP 402: not enough credits. Not retried.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class PaymentRequired extends Schema.TaggedError<PaymentRequired>()("PaymentRequired", {
   ...common,
   ...details
 }) {}
 
-/** HTTP 404: the resource (task, file, crawl job, path) does not exist. Not retried. */
+/**
+ * HTTP 404: the resource (task, file, crawl job, path) does not exist. Not retried.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
   ...common,
   ...details
@@ -53,6 +73,9 @@ export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
 /**
  * HTTP 413, or a payload refused before it was sent because it exceeds a known limit
  * (`limit` and `size` in bytes are set then). Not retried.
+ *
+ * @since 0.1.0
+ * @category errors
  */
 export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()("PayloadTooLarge", {
   ...common,
@@ -61,21 +84,36 @@ export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()("Payl
   limit: Schema.optional(Schema.Number)
 }) {}
 
-/** HTTP 429. `retryAfter` is what the server asked for (`Retry-After` / `retry-after-ms`). */
+/**
+ * HTTP 429. `retryAfter` is what the server asked for (`Retry-After` / `retry-after-ms`).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", {
   ...common,
   ...details,
   retryAfter: Schema.optional(Schema.DurationFromMillis)
 }) {}
 
-/** HTTP 5xx. 500, 502, 503 and 504 are retried. */
+/**
+ * HTTP 5xx. 500, 502, 503 and 504 are retried.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class ServerError extends Schema.TaggedError<ServerError>()("ServerError", {
   ...common,
   ...details,
   status: Schema.Number
 }) {}
 
-/** Any other non-2xx status (408 and 409 are retried, the rest are not). */
+/**
+ * Any other non-2xx status (408 and 409 are retried, the rest are not).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class UnexpectedStatus extends Schema.TaggedError<UnexpectedStatus>()("UnexpectedStatus", {
   ...common,
   ...details,
@@ -85,6 +123,9 @@ export class UnexpectedStatus extends Schema.TaggedError<UnexpectedStatus>()("Un
 /**
  * What a chat stream had delivered before it broke off: the text so far, the tool calls begun
  * (arguments possibly cut short), and the token usage when a usage chunk had arrived.
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const PartialCompletion = Schema.Struct({
   content: Schema.String,
@@ -97,6 +138,10 @@ export const PartialCompletion = Schema.Struct({
   /** How many chunks had been delivered. */
   chunks: Schema.Number
 })
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type PartialCompletion = typeof PartialCompletion.Type
 
 /**
@@ -104,6 +149,9 @@ export type PartialCompletion = typeof PartialCompletion.Type
  * except a stream that breaks after data was delivered (a retry would repeat that data): it
  * fails with reason `aborted` (or `timeout` when it went silent) and, for a chat stream,
  * `partial` holds what had arrived.
+ *
+ * @since 0.1.0
+ * @category errors
  */
 export class TransportError extends Schema.TaggedError<TransportError>()("TransportError", {
   ...common,
@@ -114,25 +162,43 @@ export class TransportError extends Schema.TaggedError<TransportError>()("Transp
 /**
  * A 2xx response (or a streamed chunk) whose body does not decode. `path` is the field path
  * where decoding failed, e.g. `data[0].embedding`.
+ *
+ * @since 0.1.0
+ * @category errors
  */
 export class DecodeError extends Schema.TaggedError<DecodeError>()("DecodeError", {
   ...common,
   path: Schema.String
 }) {}
 
-/** A request that does not encode against its schema (a programming error of the caller). */
+/**
+ * A request that does not encode against its schema (a programming error of the caller).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", {
   ...common,
   path: Schema.String
 }) {}
 
-/** The configuration does not allow the call, e.g. no API key for an endpoint that needs one. */
+/**
+ * The configuration does not allow the call, e.g. no API key for an endpoint that needs one.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class ConfigurationError extends Schema.TaggedError<ConfigurationError>()(
   "ConfigurationError",
   { ...common }
 ) {}
 
-/** An error event inside a chat completion stream. */
+/**
+ * An error event inside a chat completion stream.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class StreamError extends Schema.TaggedError<StreamError>()("StreamError", {
   ...common,
   ...details
@@ -141,6 +207,9 @@ export class StreamError extends Schema.TaggedError<StreamError>()("StreamError"
 /**
  * An asynchronous task (video, music, crawl) ended in failure, or its submission was refused
  * by a non-zero `base_resp.status_code`.
+ *
+ * @since 0.1.0
+ * @category errors
  */
 export class TaskFailed extends Schema.TaggedError<TaskFailed>()("TaskFailed", {
   ...common,
@@ -156,6 +225,9 @@ export class TaskFailed extends Schema.TaggedError<TaskFailed>()("TaskFailed", {
  * upload error body carries a known `reason` (this library's server sends one); another
  * server's upload errors keep their HTTP error family (`processing_failed` for a 200 with
  * `status: false`).
+ *
+ * @since 0.1.0
+ * @category errors
  */
 export class ExtractionError extends Schema.TaggedError<ExtractionError>()("ExtractionError", {
   /** The file name (never the full path of a temp file). */
@@ -179,6 +251,9 @@ export class ExtractionError extends Schema.TaggedError<ExtractionError>()("Extr
 /**
  * An optional part of the package is used but its package is not installed. `install` is the
  * exact `npm install` line that adds it; the message says the same.
+ *
+ * @since 0.1.0
+ * @category errors
  */
 export class MissingPackage extends Schema.TaggedError<MissingPackage>()("MissingPackage", {
   /** The optional part: `onnx`, `useLite`, `queue`, `ai` or `ocr`. */
@@ -190,7 +265,12 @@ export class MissingPackage extends Schema.TaggedError<MissingPackage>()("Missin
   message: Schema.String
 }) {}
 
-/** Everything a remote call of the API can fail with. */
+/**
+ * Everything a remote call of the API can fail with.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type ApiError =
   | BadRequest
   | Unauthorized
@@ -205,7 +285,12 @@ export type ApiError =
   | InvalidRequest
   | ConfigurationError
 
-/** Schema of {@link ApiError}, for re-encoding errors on the wire. */
+/**
+ * Schema of {@link ApiError}, for re-encoding errors on the wire.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ApiError = Schema.Union(
   BadRequest,
   Unauthorized,
@@ -221,10 +306,20 @@ export const ApiError = Schema.Union(
   ConfigurationError
 )
 
-/** HTTP statuses that are worth another attempt (besides transport failures). */
+/**
+ * HTTP statuses that are worth another attempt (besides transport failures).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const retryableStatuses: ReadonlySet<number> = new Set([408, 409, 429, 500, 502, 503, 504])
 
-/** Whether the client retries after this error. */
+/**
+ * Whether the client retries after this error.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const isRetryable = (error: ApiError): boolean => {
   switch (error._tag) {
     case "TransportError":

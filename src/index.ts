@@ -6,6 +6,25 @@
  * `effect-rag/onnx` (ONNX embeddings and rerank), `effect-rag/use-lite` (USE-lite embeddings),
  * `effect-rag/queue` (the ingest queue) and `effect-rag/ai` (the `@effect/ai` adapters).
  *
+ * @example
+ * ```ts
+ * import { Console, Effect, Layer } from "effect"
+ * import { Answer, Ingest, LanceDbStore, LocalFiles, Principal } from "effect-rag"
+ *
+ * const program = Effect.gen(function*() {
+ *   // ingest a folder into a collection (idempotent: a rerun skips unchanged documents)
+ *   const summary = yield* Ingest.run({ sources: [Ingest.Source.path("docs")], collection: "notes" })
+ *   yield* Console.log(`${summary.ingested} ingested, ${summary.chunks.total} chunks`)
+ *   // full-text search (hybrid when given an embedder), with cited hits
+ *   const result = yield* Answer.query("notes", "How are documents chunked?", { limit: 5 })
+ *   for (const hit of result.hits) yield* Console.log(`[${hit.n}] ${hit.source}: ${Answer.snippet(hit.text, result.query)}`)
+ * })
+ *
+ * // the local document engine, LanceDB in a folder on disk, and a reader of every chunk
+ * const services = Layer.mergeAll(LocalFiles.layer(), LanceDbStore.layer({ uri: ".effect-rag/db" }), Principal.layerUnrestricted)
+ * Effect.runPromise(program.pipe(Effect.provide(services)))
+ * ```
+ *
  * @since 0.1.0
  */
 export * as CallOptions from "./api/CallOptions.js"

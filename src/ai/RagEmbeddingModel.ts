@@ -13,7 +13,12 @@ import * as EmbeddingModel from "@effect/ai/EmbeddingModel"
 import { Effect, Layer } from "effect"
 import * as Embeddings from "../api/Embeddings.js"
 
-/** Options of {@link layer}. */
+/**
+ * Options of {@link layer}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Options {
   /** The embedding model; defaults to the `Embeddings` service's `defaultModel`. */
   readonly model?: string | undefined
@@ -23,7 +28,12 @@ export interface Options {
   readonly maxBatchSize?: number | undefined
 }
 
-/** Builds the `EmbeddingModel` service over the `Embeddings` service in context. */
+/**
+ * Builds the `EmbeddingModel` service over the `Embeddings` service in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = (options: Options = {}) =>
   Effect.gen(function*() {
     const embeddings = yield* Embeddings.Embeddings
@@ -49,6 +59,11 @@ export const make = (options: Options = {}) =>
     })
   })
 
-/** The `EmbeddingModel` layer over the `Embeddings` service. */
+/**
+ * The `EmbeddingModel` layer over the `Embeddings` service.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = (options: Options = {}): Layer.Layer<EmbeddingModel.EmbeddingModel, never, Embeddings.Embeddings> =>
   Layer.effect(EmbeddingModel.EmbeddingModel, make(options))

@@ -37,7 +37,12 @@ import type * as RagError from "../RagError.js"
 
 const module = "RagLanguageModel"
 
-/** Sampling settings sent with every request (a request's own prompt and tools are added). */
+/**
+ * Sampling settings sent with every request (a request's own prompt and tools are added).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Config {
   readonly temperature?: number | undefined
   readonly max_tokens?: number | undefined
@@ -47,7 +52,12 @@ export interface Config {
   readonly user?: string | undefined
 }
 
-/** Options of {@link layer}. */
+/**
+ * Options of {@link layer}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Options {
   /** The chat model; defaults to the `Chat` service's `defaultModel`. */
   readonly model?: string | undefined
@@ -84,7 +94,12 @@ const imageUrl = (part: Prompt.FilePart): string => {
     : `data:${mediaType};base64,${part.data}`
 }
 
-/** Converts the prompt to chat messages; fails for content the endpoint cannot carry. */
+/**
+ * Converts the prompt to chat messages; fails for content the endpoint cannot carry.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const toMessages = (
   prompt: Prompt.Prompt,
   method: string
@@ -201,7 +216,12 @@ const jsonInstruction = (format: LanguageModel.ProviderOptions["responseFormat"]
 // Responses → parts
 // =============================================================================
 
-/** Maps a chat `finish_reason` to `@effect/ai`'s finish reason. */
+/**
+ * Maps a chat `finish_reason` to `@effect/ai`'s finish reason.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const finishReason = (reason: string | null | undefined): Response.FinishReason => {
   switch (reason) {
     case "stop":
@@ -339,7 +359,12 @@ const toStreamParts = <E, R>(
 // Constructors
 // =============================================================================
 
-/** Builds the `LanguageModel` service over the `Chat` service in context. */
+/**
+ * Builds the `LanguageModel` service over the `Chat` service in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = (options: Options = {}) =>
   Effect.gen(function*() {
     const chat = yield* Chat.Chat
@@ -390,6 +415,11 @@ export const make = (options: Options = {}) =>
     })
   })
 
-/** The `LanguageModel` layer over the `Chat` service. */
+/**
+ * The `LanguageModel` layer over the `Chat` service.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = (options: Options = {}): Layer.Layer<LanguageModel.LanguageModel, never, Chat.Chat> =>
   Layer.effect(LanguageModel.LanguageModel, make(options))

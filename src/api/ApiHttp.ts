@@ -29,15 +29,30 @@ import * as CallOptions from "./CallOptions.js"
 import { decodeError, fromStatus, issuePath, parseErrorBody, parseRetryAfter } from "./ApiErrors.js"
 import * as Sse from "./internal/sse.js"
 
-/** Which configured host a call goes to. */
+/**
+ * Which configured host a call goes to.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Host = "base" | "upload" | "crawl"
 
-/** A request body: JSON (already encoded) or multipart form data. */
+/**
+ * A request body: JSON (already encoded) or multipart form data.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Body =
   | { readonly _tag: "Json"; readonly value: unknown }
   | { readonly _tag: "FormData"; readonly value: FormData }
 
-/** One API call, described as data. */
+/**
+ * One API call, described as data.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Call {
   /** Label used in errors and spans, e.g. `POST /v1/embeddings`. */
   readonly endpoint: string
@@ -55,7 +70,12 @@ export interface Call {
   readonly idempotent?: boolean | undefined
 }
 
-/** The client every remote service uses. */
+/**
+ * The client every remote service uses.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Service {
   readonly settings: RagConfig.Settings
   /** Sends the call (with retries) and decodes the 2xx JSON body with `schema`. */
@@ -74,7 +94,12 @@ export interface Service {
   readonly scrub: (text: string) => string
 }
 
-/** The client's Tag. */
+/**
+ * The client's Tag.
+ *
+ * @since 0.1.0
+ * @category context
+ */
 export class ApiHttp extends Context.Tag("effect-rag/api/ApiHttp")<ApiHttp, Service>() {}
 
 const headerRecord = (response: HttpClientResponse.HttpClientResponse): Record<string, string | undefined> =>
@@ -83,6 +108,9 @@ const headerRecord = (response: HttpClientResponse.HttpClientResponse): Record<s
 /**
  * The retry policy: exponential backoff with jitter, `Retry-After` honoured, retryable errors
  * only; `maxRetries` (a per-call override) replaces the configured count.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const retryPolicy = (settings: RagConfig.Settings, maxRetries: number = settings.maxRetries) =>
   Schedule.exponential(settings.retryBaseDelay).pipe(
@@ -103,10 +131,269 @@ export const retryPolicy = (settings: RagConfig.Settings, maxRetries: number = s
  * `Effect.locally(IdempotencyKey, Option.some(key))`. By default each call makes its own key. A
  * gateway (this library's server) passes its client's key on, so a retry that reaches the
  * upstream through it is recognised there too.
+ *
+ * @since 0.1.0
+ * @category context
  */
 export const IdempotencyKey: FiberRef.FiberRef<Option.Option<string>> = FiberRef.unsafeMake(Option.none<string>())
 
-/** Builds the client from settings and an `HttpClient`. */
+/**
+ * What every call of one client shares: the settings, the platform client, the configured
+ * hosts and their origins (the only ones the key is sent to), and the scrubber of error texts.
+ */
+interface Client {
+  readonly settings: RagConfig.Settings
+  readonly httpClient: HttpClient.HttpClient
+  readonly hosts: Record<Host, string>
+  readonly trustedOrigins: ReadonlySet<string>
+  readonly scrub: (text: string) => string
+}
+
+const timeoutOf = (client: Client, call: Call, options: CallOptions.Options): Duration.Duration =>
+  options.timeout !== undefined
+    ? Duration.decode(options.timeout)
+    : call.timeout === "upload"
+    ? client.settings.uploadTimeout
+    : call.timeout === "stream"
+    ? client.settings.streamTimeout
+    : client.settings.timeout
+
+const buildRequest = (client: Client, call: Call, idempotencyKey: string | undefined, options: CallOptions.Options) =>
+  Effect.gen(function*() {
+    const absolute = /^https?:\/\//i.test(call.path)
+    const url = absolute ? call.path : client.hosts[call.host] + (call.path.startsWith("/") ? "" : "/") + call.path
+    // Never send the key to a host the configuration does not name (e.g. a `next` link
+    // pointing elsewhere).
+    let origin = ""
+    try {
+      origin = new URL(url).origin
+    } catch {
+      return yield* new RagError.InvalidRequest({
+        endpoint: call.endpoint,
+        path: "url",
+        message: client.scrub(`${call.endpoint}: invalid URL ${url}`)
+      })
+    }
+    const sendKey = client.trustedOrigins.has(origin)
+    if (Option.isNone(client.settings.apiKey) && (call.auth ?? "required") === "required") {
+      return yield* new RagError.ConfigurationError({
+        endpoint: call.endpoint,
+        message: `${call.endpoint} needs an API key: set EFFECT_RAG_API_KEY or pass apiKey to RagConfig.layer`
+      })
+    }
+    let request = HttpClientRequest.make(call.method)(url).pipe(HttpClientRequest.acceptJson)
+    for (const [name, value] of Object.entries(options.headers ?? {})) {
+      if (!reservedHeaders.has(name.toLowerCase())) request = HttpClientRequest.setHeader(request, name, value)
+    }
+    if (call.urlParams) request = HttpClientRequest.setUrlParams(request, call.urlParams)
+    if (sendKey && Option.isSome(client.settings.apiKey)) {
+      request = HttpClientRequest.bearerToken(request, client.settings.apiKey.value)
+    }
+    if (idempotencyKey !== undefined) request = HttpClientRequest.setHeader(request, "idempotency-key", idempotencyKey)
+    if (call.body?._tag === "Json") {
+      request = HttpClientRequest.bodyText(request, JSON.stringify(call.body.value), "application/json")
+    } else if (call.body?._tag === "FormData") {
+      request = HttpClientRequest.bodyFormData(request, call.body.value)
+    }
+    return request
+  })
+
+/** One attempt: send, wait for the status line, map non-2xx to errors. */
+const attempt = (client: Client, ctx: Attempt) =>
+  Effect.gen(function*() {
+    const { call, options } = ctx
+    const request = yield* buildRequest(client, call, ctx.idempotencyKey, options)
+    const response = yield* client.httpClient.execute(request).pipe(
+      Effect.timeoutFail({
+        duration: timeoutOf(client, call, options),
+        onTimeout: () =>
+          new RagError.TransportError({
+            endpoint: call.endpoint,
+            reason: "timeout",
+            message: `${call.endpoint} timed out after ${Duration.format(timeoutOf(client, call, options))}`
+          })
+      }),
+      Effect.catchTags({
+        RequestError: (error) =>
+          Effect.fail(
+            new RagError.TransportError({
+              endpoint: call.endpoint,
+              reason: "unreachable",
+              message: client.scrub(`${call.endpoint}: could not reach ${hostOf(request.url)}: ${causeText(error.cause)}`)
+            })
+          ),
+        ResponseError: (error) =>
+          Effect.fail(
+            new RagError.TransportError({
+              endpoint: call.endpoint,
+              reason: "aborted",
+              message: client.scrub(`${call.endpoint}: the response from ${hostOf(request.url)} broke off: ${causeText(error.cause)}`)
+            })
+          )
+      })
+    )
+    yield* Effect.annotateCurrentSpan("http.response.status_code", response.status)
+    if (options.onResponse !== undefined) {
+      const headers = headerRecord(response) as Record<string, string>
+      options.onResponse(CallOptions.metadataOf(call.endpoint, response.status, headers, ctx.number))
+    }
+    if (response.status >= 200 && response.status < 300) return response
+    const text = yield* response.text.pipe(Effect.orElseSucceed(() => ""))
+    const now = yield* Clock.currentTimeMillis
+    const body = parseErrorBody(text, `HTTP ${response.status}`)
+    return yield* Effect.fail(
+      fromStatus(
+        call.endpoint,
+        response.status,
+        { ...body, message: client.scrub(body.message) },
+        parseRetryAfter(headerRecord(response), now)
+      )
+    )
+  })
+
+/**
+ * Runs `f` once per attempt, with retries, each attempt in its own client span (OpenTelemetry
+ * HTTP attribute names; the URL's path only, never its query or credentials). One key per
+ * call, the same on each of its retries: the caller's (see `IdempotencyKey`) or a new one.
+ * The per-call options (see `CallOptions`) are read once, when the call starts.
+ */
+const withRetries = <A>(client: Client, call: Call, f: (attempt: Attempt) => Effect.Effect<A, RagError.ApiError>) =>
+  Effect.gen(function*() {
+    const options = yield* FiberRef.get(CallOptions.CurrentOptions)
+    const given = yield* FiberRef.get(IdempotencyKey)
+    const idempotencyKey = call.idempotent ? Option.getOrElse(given, () => randomUUID()) : undefined
+    const target = spanTarget(call.path, client.hosts[call.host])
+    let number = 0
+    let lastEnd: number | undefined
+    const once = Effect.suspend(() => {
+      number += 1
+      const ctx: Attempt = { call, options, idempotencyKey, number }
+      return Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        if (lastEnd !== undefined) yield* Effect.annotateCurrentSpan("effect_rag.retry.wait_ms", now - lastEnd)
+        return yield* f(ctx)
+      }).pipe(
+        Effect.tapError((error) => Effect.annotateCurrentSpan("error.type", error._tag)),
+        Effect.ensuring(Effect.flatMap(Clock.currentTimeMillis, (t) => Effect.sync(() => (lastEnd = t)))),
+        Effect.withSpan(`${call.method} ${call.endpoint.replace(/^[A-Z]+ /, "")}`, {
+          kind: "client",
+          attributes: {
+            "http.request.method": call.method,
+            "url.path": target.path,
+            "server.address": target.address,
+            ...(target.port !== undefined ? { "server.port": target.port } : {}),
+            "effect_rag.endpoint": call.endpoint,
+            "effect_rag.attempt": number,
+            ...(number > 1 ? { "http.request.resend_count": number - 1 } : {})
+          }
+        })
+      )
+    })
+    return yield* once.pipe(
+      Effect.retry(retryPolicy(client.settings, options.maxRetries)),
+      abortable(options.signal)
+    )
+  })
+
+const readBody = (client: Client, call: Call, options: CallOptions.Options, response: HttpClientResponse.HttpClientResponse) =>
+  response.arrayBuffer.pipe(
+    Effect.timeoutFail({
+      duration: timeoutOf(client, call, options),
+      onTimeout: () =>
+        new RagError.TransportError({
+          endpoint: call.endpoint,
+          reason: "timeout",
+          message: `${call.endpoint} timed out while reading the response body`
+        })
+    }),
+    Effect.catchTag("ResponseError", (error) =>
+      Effect.fail(
+        new RagError.TransportError({
+          endpoint: call.endpoint,
+          reason: "aborted",
+          message: client.scrub(`${call.endpoint}: the response body broke off: ${causeText(error.cause)}`)
+        })
+      )
+    ),
+    Effect.map((buffer) => new Uint8Array(buffer))
+  )
+
+const json = <A, I>(client: Client, call: Call, schema: Schema.Schema<A, I>): Effect.Effect<A, RagError.ApiError> => {
+  const decode = Schema.decodeUnknown(schema, { onExcessProperty: "ignore" })
+  return withRetries(client, call, (ctx) =>
+    Effect.gen(function*() {
+      const response = yield* attempt(client, ctx)
+      const bytes = yield* readBody(client, call, ctx.options, response)
+      const text = new TextDecoder().decode(bytes)
+      let parsed: unknown
+      try {
+        parsed = JSON.parse(text)
+      } catch {
+        return yield* new RagError.DecodeError({
+          endpoint: call.endpoint,
+          path: "",
+          message: `${call.endpoint} returned a body that is not JSON (${bytes.length} bytes)`
+        })
+      }
+      return yield* decode(parsed).pipe(Effect.mapError((error) => decodeError(call.endpoint, error)))
+    })
+  ).pipe(Effect.withSpan("ApiHttp.json", { attributes: { endpoint: call.endpoint } }))
+}
+
+const bytes = (client: Client, call: Call): Effect.Effect<Uint8Array, RagError.ApiError> =>
+  withRetries(client, call, (ctx) => Effect.flatMap(attempt(client, ctx), (response) => readBody(client, call, ctx.options, response)))
+
+const sse = (client: Client, call: Call): Stream.Stream<Sse.SseEvent, RagError.ApiError> =>
+  Stream.unwrap(
+    withRetries(client, call, (ctx) => Effect.map(attempt(client, ctx), (response) => ({ response, options: ctx.options }))).pipe(
+      Effect.map(({ options, response }) =>
+        Sse.decode(
+          response.stream.pipe(
+            Stream.mapError(
+              (error) =>
+                new RagError.TransportError({
+                  endpoint: call.endpoint,
+                  reason: "aborted",
+                  message: client.scrub(`${call.endpoint}: the stream broke off: ${causeText(error.cause)}`)
+                })
+            ),
+            // Idle time-out: a stream that goes silent for longer than the request time-out fails.
+            Stream.timeoutFail(
+              () =>
+                new RagError.TransportError({
+                  endpoint: call.endpoint,
+                  reason: "timeout",
+                  message: `${call.endpoint}: no data for ${Duration.format(options.timeout ?? client.settings.timeout)}`
+                }),
+              options.timeout ?? client.settings.timeout
+            ),
+            Stream.decodeText()
+          )
+        ).pipe(
+          (events) => options.signal === undefined ? events : Stream.interruptWhen(events, abortable(options.signal)(Effect.never))
+        )
+      )
+    )
+  )
+
+const encode = <A, I>(endpoint: string, schema: Schema.Schema<A, I>, value: A) =>
+  Schema.encode(schema)(value).pipe(
+    Effect.mapError((error: ParseResult.ParseError) => {
+      const { message, path } = issuePath(error)
+      return new RagError.InvalidRequest({
+        endpoint,
+        path,
+        message: `${endpoint}: the request does not encode at ${path === "" ? "<root>" : path}: ${message}`
+      })
+    })
+  )
+
+/**
+ * Builds the client from settings and an `HttpClient`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = Effect.gen(function*() {
   const settings = yield* RagConfig.RagConfig
   const httpClient = yield* HttpClient.HttpClient
@@ -128,247 +415,15 @@ export const make = Effect.gen(function*() {
       }
     })
   )
-
-  const timeoutOf = (call: Call, options: CallOptions.Options): Duration.Duration =>
-    options.timeout !== undefined
-      ? Duration.decode(options.timeout)
-      : call.timeout === "upload"
-      ? settings.uploadTimeout
-      : call.timeout === "stream"
-      ? settings.streamTimeout
-      : settings.timeout
-
-  const buildRequest = (call: Call, idempotencyKey: string | undefined, options: CallOptions.Options) =>
-    Effect.gen(function*() {
-      const absolute = /^https?:\/\//i.test(call.path)
-      const url = absolute ? call.path : hosts[call.host] + (call.path.startsWith("/") ? "" : "/") + call.path
-      // Never send the key to a host the configuration does not name (e.g. a `next` link
-      // pointing elsewhere).
-      let origin = ""
-      try {
-        origin = new URL(url).origin
-      } catch {
-        return yield* new RagError.InvalidRequest({
-          endpoint: call.endpoint,
-          path: "url",
-          message: scrub(`${call.endpoint}: invalid URL ${url}`)
-        })
-      }
-      const sendKey = trustedOrigins.has(origin)
-      if (Option.isNone(settings.apiKey) && (call.auth ?? "required") === "required") {
-        return yield* new RagError.ConfigurationError({
-          endpoint: call.endpoint,
-          message: `${call.endpoint} needs an API key: set EFFECT_RAG_API_KEY or pass apiKey to RagConfig.layer`
-        })
-      }
-      let request = HttpClientRequest.make(call.method)(url).pipe(HttpClientRequest.acceptJson)
-      for (const [name, value] of Object.entries(options.headers ?? {})) {
-        if (!reservedHeaders.has(name.toLowerCase())) request = HttpClientRequest.setHeader(request, name, value)
-      }
-      if (call.urlParams) request = HttpClientRequest.setUrlParams(request, call.urlParams)
-      if (sendKey && Option.isSome(settings.apiKey)) {
-        request = HttpClientRequest.bearerToken(request, settings.apiKey.value)
-      }
-      if (idempotencyKey !== undefined) request = HttpClientRequest.setHeader(request, "idempotency-key", idempotencyKey)
-      if (call.body?._tag === "Json") {
-        request = HttpClientRequest.bodyText(request, JSON.stringify(call.body.value), "application/json")
-      } else if (call.body?._tag === "FormData") {
-        request = HttpClientRequest.bodyFormData(request, call.body.value)
-      }
-      return request
-    })
-
-  /** One attempt: send, wait for the status line, map non-2xx to errors. */
-  const attempt = (ctx: Attempt) =>
-    Effect.gen(function*() {
-      const { call, options } = ctx
-      const request = yield* buildRequest(call, ctx.idempotencyKey, options)
-      const response = yield* httpClient.execute(request).pipe(
-        Effect.timeoutFail({
-          duration: timeoutOf(call, options),
-          onTimeout: () =>
-            new RagError.TransportError({
-              endpoint: call.endpoint,
-              reason: "timeout",
-              message: `${call.endpoint} timed out after ${Duration.format(timeoutOf(call, options))}`
-            })
-        }),
-        Effect.catchTags({
-          RequestError: (error) =>
-            Effect.fail(
-              new RagError.TransportError({
-                endpoint: call.endpoint,
-                reason: "unreachable",
-                message: scrub(`${call.endpoint}: could not reach ${hostOf(request.url)}: ${causeText(error.cause)}`)
-              })
-            ),
-          ResponseError: (error) =>
-            Effect.fail(
-              new RagError.TransportError({
-                endpoint: call.endpoint,
-                reason: "aborted",
-                message: scrub(`${call.endpoint}: the response from ${hostOf(request.url)} broke off: ${causeText(error.cause)}`)
-              })
-            )
-        })
-      )
-      yield* Effect.annotateCurrentSpan("http.response.status_code", response.status)
-      if (options.onResponse !== undefined) {
-        const headers = headerRecord(response) as Record<string, string>
-        options.onResponse(CallOptions.metadataOf(call.endpoint, response.status, headers, ctx.number))
-      }
-      if (response.status >= 200 && response.status < 300) return response
-      const text = yield* response.text.pipe(Effect.orElseSucceed(() => ""))
-      const now = yield* Clock.currentTimeMillis
-      const body = parseErrorBody(text, `HTTP ${response.status}`)
-      return yield* Effect.fail(
-        fromStatus(
-          call.endpoint,
-          response.status,
-          { ...body, message: scrub(body.message) },
-          parseRetryAfter(headerRecord(response), now)
-        )
-      )
-    })
-
-  /**
-   * Runs `f` once per attempt, with retries, each attempt in its own client span (OpenTelemetry
-   * HTTP attribute names; the URL's path only, never its query or credentials). One key per
-   * call, the same on each of its retries: the caller's (see `IdempotencyKey`) or a new one.
-   * The per-call options (see `CallOptions`) are read once, when the call starts.
-   */
-  const withRetries = <A>(call: Call, f: (attempt: Attempt) => Effect.Effect<A, RagError.ApiError>) =>
-    Effect.gen(function*() {
-      const options = yield* FiberRef.get(CallOptions.CurrentOptions)
-      const given = yield* FiberRef.get(IdempotencyKey)
-      const idempotencyKey = call.idempotent ? Option.getOrElse(given, () => randomUUID()) : undefined
-      const target = spanTarget(call.path, hosts[call.host])
-      let number = 0
-      let lastEnd: number | undefined
-      const once = Effect.suspend(() => {
-        number += 1
-        const ctx: Attempt = { call, options, idempotencyKey, number }
-        return Effect.gen(function*() {
-          const now = yield* Clock.currentTimeMillis
-          if (lastEnd !== undefined) yield* Effect.annotateCurrentSpan("effect_rag.retry.wait_ms", now - lastEnd)
-          return yield* f(ctx)
-        }).pipe(
-          Effect.tapError((error) => Effect.annotateCurrentSpan("error.type", error._tag)),
-          Effect.ensuring(Effect.flatMap(Clock.currentTimeMillis, (t) => Effect.sync(() => (lastEnd = t)))),
-          Effect.withSpan(`${call.method} ${call.endpoint.replace(/^[A-Z]+ /, "")}`, {
-            kind: "client",
-            attributes: {
-              "http.request.method": call.method,
-              "url.path": target.path,
-              "server.address": target.address,
-              ...(target.port !== undefined ? { "server.port": target.port } : {}),
-              "effect_rag.endpoint": call.endpoint,
-              "effect_rag.attempt": number,
-              ...(number > 1 ? { "http.request.resend_count": number - 1 } : {})
-            }
-          })
-        )
-      })
-      return yield* once.pipe(
-        Effect.retry(retryPolicy(settings, options.maxRetries)),
-        abortable(options.signal)
-      )
-    })
-
-  const readBody = (call: Call, options: CallOptions.Options, response: HttpClientResponse.HttpClientResponse) =>
-    response.arrayBuffer.pipe(
-      Effect.timeoutFail({
-        duration: timeoutOf(call, options),
-        onTimeout: () =>
-          new RagError.TransportError({
-            endpoint: call.endpoint,
-            reason: "timeout",
-            message: `${call.endpoint} timed out while reading the response body`
-          })
-      }),
-      Effect.catchTag("ResponseError", (error) =>
-        Effect.fail(
-          new RagError.TransportError({
-            endpoint: call.endpoint,
-            reason: "aborted",
-            message: scrub(`${call.endpoint}: the response body broke off: ${causeText(error.cause)}`)
-          })
-        )
-      ),
-      Effect.map((buffer) => new Uint8Array(buffer))
-    )
-
-  const json = <A, I>(call: Call, schema: Schema.Schema<A, I>): Effect.Effect<A, RagError.ApiError> => {
-    const decode = Schema.decodeUnknown(schema, { onExcessProperty: "ignore" })
-    return withRetries(call, (ctx) =>
-      Effect.gen(function*() {
-        const response = yield* attempt(ctx)
-        const bytes = yield* readBody(call, ctx.options, response)
-        const text = new TextDecoder().decode(bytes)
-        let parsed: unknown
-        try {
-          parsed = JSON.parse(text)
-        } catch {
-          return yield* new RagError.DecodeError({
-            endpoint: call.endpoint,
-            path: "",
-            message: `${call.endpoint} returned a body that is not JSON (${bytes.length} bytes)`
-          })
-        }
-        return yield* decode(parsed).pipe(Effect.mapError((error) => decodeError(call.endpoint, error)))
-      })
-    ).pipe(Effect.withSpan("ApiHttp.json", { attributes: { endpoint: call.endpoint } }))
-  }
-
-  const bytes = (call: Call): Effect.Effect<Uint8Array, RagError.ApiError> =>
-    withRetries(call, (ctx) => Effect.flatMap(attempt(ctx), (response) => readBody(call, ctx.options, response)))
-
-  const sse = (call: Call): Stream.Stream<Sse.SseEvent, RagError.ApiError> =>
-    Stream.unwrap(
-      withRetries(call, (ctx) => Effect.map(attempt(ctx), (response) => ({ response, options: ctx.options }))).pipe(
-        Effect.map(({ options, response }) =>
-          Sse.decode(
-            response.stream.pipe(
-              Stream.mapError(
-                (error) =>
-                  new RagError.TransportError({
-                    endpoint: call.endpoint,
-                    reason: "aborted",
-                    message: scrub(`${call.endpoint}: the stream broke off: ${causeText(error.cause)}`)
-                  })
-              ),
-              // Idle time-out: a stream that goes silent for longer than the request time-out fails.
-              Stream.timeoutFail(
-                () =>
-                  new RagError.TransportError({
-                    endpoint: call.endpoint,
-                    reason: "timeout",
-                    message: `${call.endpoint}: no data for ${Duration.format(options.timeout ?? settings.timeout)}`
-                  }),
-                options.timeout ?? settings.timeout
-              ),
-              Stream.decodeText()
-            )
-          ).pipe(
-            (events) => options.signal === undefined ? events : Stream.interruptWhen(events, abortable(options.signal)(Effect.never))
-          )
-        )
-      )
-    )
-
-  const encode = <A, I>(endpoint: string, schema: Schema.Schema<A, I>, value: A) =>
-    Schema.encode(schema)(value).pipe(
-      Effect.mapError((error: ParseResult.ParseError) => {
-        const { message, path } = issuePath(error)
-        return new RagError.InvalidRequest({
-          endpoint,
-          path,
-          message: `${endpoint}: the request does not encode at ${path === "" ? "<root>" : path}: ${message}`
-        })
-      })
-    )
-
-  return ApiHttp.of({ settings, json, sse, bytes, encode, scrub })
+  const client: Client = { settings, httpClient, hosts, trustedOrigins, scrub }
+  return ApiHttp.of({
+    settings,
+    json: (call, schema) => json(client, call, schema),
+    sse: (call) => sse(client, call),
+    bytes: (call) => bytes(client, call),
+    encode,
+    scrub
+  })
 })
 
 /** One attempt of a call, as `withRetries` hands it to the code that sends it. */
@@ -427,7 +482,12 @@ const causeText = (cause: unknown): string => {
   return String(cause)
 }
 
-/** The client over a given `HttpClient` (tests, custom transports). */
+/**
+ * The client over a given `HttpClient` (tests, custom transports).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerWithoutHttpClient: Layer.Layer<ApiHttp, never, RagConfig.RagConfig | HttpClient.HttpClient> =
   Layer.effect(ApiHttp, make)
 
@@ -435,6 +495,9 @@ export const layerWithoutHttpClient: Layer.Layer<ApiHttp, never, RagConfig.RagCo
  * The client on Node's built-in `fetch`. (Not `NodeHttpClient.layerUndici`: the `undici`
  * package it loads has its own `FormData` class and rejects the global one that multipart
  * uploads build.)
+ *
+ * @since 0.1.0
+ * @category layers
  */
 export const layer: Layer.Layer<ApiHttp, never, RagConfig.RagConfig> = layerWithoutHttpClient.pipe(
   Layer.provide(FetchHttpClient.layer)

@@ -27,7 +27,12 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { dual } from "effect/Function"
 
-/** The per-call settings; everything left out keeps the layer's setting. */
+/**
+ * The per-call settings; everything left out keeps the layer's setting.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Options {
   /**
    * The time-out of each attempt (waiting for the response, then reading its body), instead
@@ -50,10 +55,20 @@ export interface Options {
   readonly onResponse?: ((metadata: ResponseMetadata) => void) | undefined
 }
 
-/** The options that apply to the calls of the current fiber (none by default). */
+/**
+ * The options that apply to the calls of the current fiber (none by default).
+ *
+ * @since 0.1.0
+ * @category context
+ */
 export const CurrentOptions: FiberRef.FiberRef<Options> = FiberRef.unsafeMake<Options>({})
 
-/** Merges `next` over `base`: later values win, headers are combined. */
+/**
+ * Merges `next` over `base`: later values win, headers are combined.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const merge = (base: Options, next: Options): Options => ({
   timeout: next.timeout ?? base.timeout,
   maxRetries: next.maxRetries ?? base.maxRetries,
@@ -72,6 +87,9 @@ export const merge = (base: Options, next: Options): Options => ({
 /**
  * Runs `self` with `options` applying to every API call it makes (nested `withOptions` merge,
  * the inner one winning).
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const withOptions: {
   (options: Options): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
@@ -82,7 +100,12 @@ export const withOptions: {
     Effect.locallyWith(self, CurrentOptions, (current) => merge(current, options))
 )
 
-/** {@link withOptions} for a stream (e.g. `Chat.stream`): the options hold while it runs. */
+/**
+ * {@link withOptions} for a stream (e.g. `Chat.stream`): the options hold while it runs.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const withOptionsStream: {
   (options: Options): <A, E, R>(self: Stream.Stream<A, E, R>) => Stream.Stream<A, E, R>
   <A, E, R>(self: Stream.Stream<A, E, R>, options: Options): Stream.Stream<A, E, R>
@@ -98,7 +121,12 @@ export const withOptionsStream: {
 // Response metadata
 // =============================================================================
 
-/** What one HTTP response said besides its body. */
+/**
+ * What one HTTP response said besides its body.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface ResponseMetadata {
   /** The operation, e.g. `POST /v1/chat/completions`. */
   readonly endpoint: string
@@ -117,7 +145,12 @@ export interface ResponseMetadata {
   readonly attempt: number
 }
 
-/** Builds the metadata of a response from its status and headers. */
+/**
+ * Builds the metadata of a response from its status and headers.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const metadataOf = (
   endpoint: string,
   status: number,
@@ -138,6 +171,9 @@ export const metadataOf = (
 /**
  * Runs `self` and returns its result with the metadata of every HTTP response its calls
  * received, in order (retried attempts and failed responses included).
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const withResponses = <A, E, R>(
   self: Effect.Effect<A, E, R>
@@ -153,6 +189,9 @@ export const withResponses = <A, E, R>(
 /**
  * Runs `self` and returns its result with the metadata of the last HTTP response it received
  * (the one the result was decoded from, for a single call); `None` when it made no call.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const withResponse = <A, E, R>(
   self: Effect.Effect<A, E, R>

@@ -18,10 +18,20 @@ import { decodeError, parseErrorBody } from "./ApiErrors.js"
 // Request schemas
 // =============================================================================
 
-/** A text content part. */
+/**
+ * A text content part.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const TextPart = Schema.Struct({ type: Schema.Literal("text"), text: Schema.String })
 
-/** An image content part: a URL or a data URL. */
+/**
+ * An image content part: a URL or a data URL.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ImagePart = Schema.Struct({
   type: Schema.Literal("image_url"),
   image_url: Schema.Struct({
@@ -30,49 +40,101 @@ export const ImagePart = Schema.Struct({
   })
 })
 
-/** The content of a user or system message: a string or parts. */
+/**
+ * The content of a user or system message: a string or parts.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Content = Schema.Union(Schema.String, Schema.Array(Schema.Union(TextPart, ImagePart)))
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type Content = typeof Content.Type
 
-/** A tool call made by the assistant; `arguments` is a JSON string. */
+/**
+ * A tool call made by the assistant; `arguments` is a JSON string.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ToolCall = Schema.Struct({
   id: Schema.String,
   type: Schema.Literal("function"),
   function: Schema.Struct({ name: Schema.String, arguments: Schema.String })
 })
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type ToolCall = typeof ToolCall.Type
 
-/** A system message. */
+/**
+ * A system message.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const SystemMessage = Schema.Struct({
   role: Schema.Literal("system"),
   content: Content,
   name: Schema.optional(Schema.String)
 })
-/** A user message (text and images). */
+/**
+ * A user message (text and images).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const UserMessage = Schema.Struct({
   role: Schema.Literal("user"),
   content: Content,
   name: Schema.optional(Schema.String)
 })
-/** An assistant message, possibly with tool calls. */
+/**
+ * An assistant message, possibly with tool calls.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const AssistantMessage = Schema.Struct({
   role: Schema.Literal("assistant"),
   content: Schema.optional(Schema.NullOr(Schema.String)),
   tool_calls: Schema.optional(Schema.Array(ToolCall)),
   name: Schema.optional(Schema.String)
 })
-/** The result of a tool, answering the tool call `tool_call_id`. */
+/**
+ * The result of a tool, answering the tool call `tool_call_id`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ToolMessage = Schema.Struct({
   role: Schema.Literal("tool"),
   tool_call_id: Schema.String,
   content: Schema.String
 })
 
-/** Any message. */
+/**
+ * Any message.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Message = Schema.Union(SystemMessage, UserMessage, AssistantMessage, ToolMessage)
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type Message = typeof Message.Type
 
-/** A function tool the model may call. `parameters` is a JSON schema object. */
+/**
+ * A function tool the model may call. `parameters` is a JSON schema object.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Tool = Schema.Struct({
   type: Schema.Literal("function"),
   function: Schema.Struct({
@@ -81,9 +143,18 @@ export const Tool = Schema.Struct({
     parameters: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
   })
 })
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type Tool = typeof Tool.Type
 
-/** The request body (without `stream`, which `create` and `stream` set). */
+/**
+ * The request body (without `stream`, which `create` and `stream` set).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ChatRequest = Schema.Struct({
   model: Schema.String,
   messages: Schema.Array(Message),
@@ -106,6 +177,10 @@ export const ChatRequest = Schema.Struct({
    */
   stream_options: Schema.optional(Schema.Struct({ include_usage: Schema.optional(Schema.Boolean) }))
 })
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type ChatRequest = typeof ChatRequest.Type
 
 const WireRequest = Schema.extend(ChatRequest, Schema.Struct({ stream: Schema.optional(Schema.Boolean) }))
@@ -115,23 +190,46 @@ const WireRequest = Schema.extend(ChatRequest, Schema.Struct({ stream: Schema.op
 // missing; a field the format requires, such as `choices`, is a DecodeError when missing)
 // =============================================================================
 
-/** Token usage. */
+/**
+ * Token usage.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Usage = Schema.Struct({
   prompt_tokens: Schema.optional(Schema.Number),
   completion_tokens: Schema.optional(Schema.Number),
   total_tokens: Schema.optional(Schema.Number)
 })
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type Usage = typeof Usage.Type
 
-/** The assistant's reply. */
+/**
+ * The assistant's reply.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ResponseMessage = Schema.Struct({
   role: Schema.optionalWith(Schema.String, { default: () => "assistant" }),
   content: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null }),
   tool_calls: Schema.optional(Schema.Array(ToolCall))
 })
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type ResponseMessage = typeof ResponseMessage.Type
 
-/** A chat completion. The text is at `choices[0].message.content`. */
+/**
+ * A chat completion. The text is at `choices[0].message.content`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ChatCompletion = Schema.Struct({
   id: Schema.optional(Schema.String),
   object: Schema.optional(Schema.String),
@@ -146,9 +244,18 @@ export const ChatCompletion = Schema.Struct({
   ),
   usage: Schema.optional(Usage)
 })
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type ChatCompletion = typeof ChatCompletion.Type
 
-/** A piece of a tool call inside a streamed delta; pieces with the same `index` are joined. */
+/**
+ * A piece of a tool call inside a streamed delta; pieces with the same `index` are joined.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ToolCallDelta = Schema.Struct({
   index: Schema.Int,
   id: Schema.optional(Schema.String),
@@ -161,6 +268,9 @@ export const ToolCallDelta = Schema.Struct({
 /**
  * One streamed chunk (`chat.completion.chunk`). `choices` is required (the usage chunk of
  * `stream_options.include_usage` sends it empty), and so is each choice's `delta`.
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const ChatChunk = Schema.Struct({
   id: Schema.optional(Schema.String),
@@ -180,13 +290,22 @@ export const ChatChunk = Schema.Struct({
   ),
   usage: Schema.optional(Schema.NullOr(Usage))
 })
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type ChatChunk = typeof ChatChunk.Type
 
 // =============================================================================
 // Service
 // =============================================================================
 
-/** The chat service. */
+/**
+ * The chat service.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Service {
   /** The model used by helpers (e.g. `ask`) when none is given. */
   readonly defaultModel: Option.Option<string>
@@ -207,10 +326,20 @@ export interface Service {
   ) => Stream.Stream<ChatChunk, RagError.ApiError | RagError.StreamError>
 }
 
-/** The Tag. */
+/**
+ * The Tag.
+ *
+ * @since 0.1.0
+ * @category context
+ */
 export class Chat extends Context.Tag("effect-rag/api/Chat")<Chat, Service>() {}
 
-/** The message a stream folds into. */
+/**
+ * The message a stream folds into.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface FoldedMessage {
   readonly role: string
   readonly content: string
@@ -271,6 +400,9 @@ const step = (acc: Acc, chunk: ChatChunk): Acc => {
 /**
  * Folds a stream of chunks into the final assistant message: content joined, tool-call pieces
  * joined by `index` (ids and names from the first piece that carries them).
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const foldStream = <E, R>(stream: Stream.Stream<ChatChunk, E, R>): Effect.Effect<FoldedMessage, E, R> =>
   Stream.runFold(stream, emptyAcc(), step).pipe(
@@ -285,7 +417,12 @@ export const foldStream = <E, R>(stream: Stream.Stream<ChatChunk, E, R>): Effect
     }))
   )
 
-/** Text deltas only: a stream of content strings (tool calls and empty deltas dropped). */
+/**
+ * Text deltas only: a stream of content strings (tool calls and empty deltas dropped).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const textDeltas = <E, R>(stream: Stream.Stream<ChatChunk, E, R>): Stream.Stream<string, E, R> =>
   Stream.filterMap(stream, (chunk) => {
     const text = chunk.choices.find((c) => c.index === 0)?.delta.content
@@ -299,13 +436,23 @@ export const textDeltas = <E, R>(stream: Stream.Stream<ChatChunk, E, R>): Stream
 const endpoint = "POST /v1/chat/completions"
 const decodeChunk = Schema.decodeUnknown(ChatChunk)
 
-/** Options of the remote layer. */
+/**
+ * Options of the remote layer.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface RemoteOptions {
   /** A default model for helpers that need one (from `EFFECT_RAG_CHAT_MODEL` in the CLI). */
   readonly model?: string | undefined
 }
 
-/** Builds the remote service. */
+/**
+ * Builds the remote service.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = (options: RemoteOptions = {}) =>
   Effect.gen(function*() {
     const http = yield* ApiHttp
@@ -418,6 +565,11 @@ export const make = (options: RemoteOptions = {}) =>
     return Chat.of({ defaultModel: Option.fromNullable(options.model), create, stream })
   })
 
-/** The remote layer. */
+/**
+ * The remote layer.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = (options: RemoteOptions = {}): Layer.Layer<Chat, never, ApiHttp> =>
   Layer.effect(Chat, make(options))

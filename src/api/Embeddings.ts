@@ -16,7 +16,12 @@ import { ApiHttp } from "./ApiHttp.js"
 // Schemas
 // =============================================================================
 
-/** The request body. `input` is one string or several. */
+/**
+ * The request body. `input` is one string or several.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const EmbeddingsRequest = Schema.Struct({
   model: Schema.String,
   input: Schema.Union(Schema.String, Schema.Array(Schema.String)),
@@ -24,16 +29,30 @@ export const EmbeddingsRequest = Schema.Struct({
   dimensions: Schema.optional(Schema.Int),
   user: Schema.optional(Schema.String)
 })
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type EmbeddingsRequest = typeof EmbeddingsRequest.Type
 
-/** One embedding: a number array, or base64 of little-endian float32 values. */
+/**
+ * One embedding: a number array, or base64 of little-endian float32 values.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const EmbeddingItem = Schema.Struct({
   object: Schema.optional(Schema.String),
   index: Schema.Int,
   embedding: Schema.Union(Schema.Array(Schema.Number), Schema.String)
 })
 
-/** The response body, decoded tolerantly. */
+/**
+ * The response body, decoded tolerantly.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const EmbeddingsResponse = Schema.Struct({
   object: Schema.optional(Schema.String),
   data: Schema.Array(EmbeddingItem),
@@ -45,9 +64,18 @@ export const EmbeddingsResponse = Schema.Struct({
     })
   )
 })
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type EmbeddingsResponse = typeof EmbeddingsResponse.Type
 
-/** Options of {@link Service.embed}. */
+/**
+ * Options of {@link Service.embed}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface EmbedOptions {
   readonly model?: string | undefined
   readonly dimensions?: number | undefined
@@ -59,14 +87,24 @@ export interface EmbedOptions {
   readonly base64?: boolean | undefined
 }
 
-/** The result of {@link Service.embed}. */
+/**
+ * The result of {@link Service.embed}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Embedded {
   readonly model: string
   readonly vectors: ReadonlyArray<Float32Array>
   readonly totalTokens: number
 }
 
-/** The embeddings service. Local layers (ONNX, USE-lite) implement the same interface. */
+/**
+ * The embeddings service. Local layers (ONNX, USE-lite) implement the same interface.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Service {
   /** The model used when a call names none. */
   readonly defaultModel: string
@@ -81,14 +119,24 @@ export interface Service {
   ) => Effect.Effect<Embedded, RagError.ApiError>
 }
 
-/** The Tag. */
+/**
+ * The Tag.
+ *
+ * @since 0.1.0
+ * @category context
+ */
 export class Embeddings extends Context.Tag("effect-rag/api/Embeddings")<Embeddings, Service>() {}
 
 // =============================================================================
 // Decoding helpers
 // =============================================================================
 
-/** Decodes base64 little-endian float32 into a `Float32Array` (endianness-safe). */
+/**
+ * Decodes base64 little-endian float32 into a `Float32Array` (endianness-safe).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const decodeBase64Floats = (b64: string): Float32Array | undefined => {
   const bytes = Buffer.from(b64, "base64")
   if (bytes.length % 4 !== 0) return undefined
@@ -101,6 +149,9 @@ export const decodeBase64Floats = (b64: string): Float32Array | undefined => {
 /**
  * Places the items of a response by `index` into an array of `count` vectors. Fails with a
  * decode error if an index is missing, duplicated or out of range, or base64 is malformed.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const placeByIndex = (
   endpoint: string,
@@ -153,7 +204,12 @@ export const placeByIndex = (
 
 const endpoint = "POST /v1/embeddings"
 
-/** Options of the remote layer. */
+/**
+ * Options of the remote layer.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface RemoteOptions {
   /** The model used when a call names none. */
   readonly model?: string | undefined
@@ -161,7 +217,12 @@ export interface RemoteOptions {
   readonly dimension?: number | undefined
 }
 
-/** Builds the remote service on {@link ApiHttp}. */
+/**
+ * Builds the remote service on {@link ApiHttp}.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = (options: RemoteOptions = {}) =>
   Effect.gen(function*() {
     const http = yield* ApiHttp
@@ -224,6 +285,11 @@ export const make = (options: RemoteOptions = {}) =>
     return Embeddings.of({ defaultModel, dimension: options.dimension, create, embed })
   })
 
-/** The remote layer (needs {@link ApiHttp}). */
+/**
+ * The remote layer (needs {@link ApiHttp}).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = (options: RemoteOptions = {}): Layer.Layer<Embeddings, never, ApiHttp> =>
   Layer.effect(Embeddings, make(options))

@@ -7,7 +7,12 @@ import { Context, Effect, Layer, Schema } from "effect"
 import type * as RagError from "../RagError.js"
 import { ApiHttp } from "./ApiHttp.js"
 
-/** The request body; omitted fields take the server's defaults (n 1, 1024x1024, standard, natural). */
+/**
+ * The request body; omitted fields take the server's defaults (n 1, 1024x1024, standard, natural).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ImageRequest = Schema.Struct({
   prompt: Schema.String,
   n: Schema.optional(Schema.Int.pipe(Schema.positive())),
@@ -16,9 +21,18 @@ export const ImageRequest = Schema.Struct({
   style: Schema.optional(Schema.Literal("natural", "vivid")),
   model: Schema.optional(Schema.String)
 })
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type ImageRequest = typeof ImageRequest.Type
 
-/** The response body. */
+/**
+ * The response body.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ImageResponse = Schema.Struct({
   created: Schema.Number,
   data: Schema.Array(
@@ -29,19 +43,38 @@ export const ImageResponse = Schema.Struct({
     })
   )
 })
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type ImageResponse = typeof ImageResponse.Type
 
-/** The image generation service. */
+/**
+ * The image generation service.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Service {
   readonly generate: (request: ImageRequest) => Effect.Effect<ImageResponse, RagError.ApiError>
 }
 
-/** The Tag. */
+/**
+ * The Tag.
+ *
+ * @since 0.1.0
+ * @category context
+ */
 export class Images extends Context.Tag("effect-rag/api/Images")<Images, Service>() {}
 
 const endpoint = "POST /v1/images/generations"
 
-/** Builds the remote service. */
+/**
+ * Builds the remote service.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = Effect.map(ApiHttp, (http) =>
   Images.of({
     generate: (request) =>
@@ -64,5 +97,10 @@ export const make = Effect.map(ApiHttp, (http) =>
       )
   }))
 
-/** The remote layer. */
+/**
+ * The remote layer.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<Images, never, ApiHttp> = Layer.effect(Images, make)

@@ -9,7 +9,12 @@ import { Context, Effect, Layer, Schema } from "effect"
 import type * as RagError from "../RagError.js"
 import { ApiHttp } from "./ApiHttp.js"
 
-/** A model record in either shape, decoded tolerantly. */
+/**
+ * A model record in either shape, decoded tolerantly.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ModelRecord = Schema.Struct({
   id: Schema.String,
   object: Schema.optional(Schema.String),
@@ -18,26 +23,54 @@ export const ModelRecord = Schema.Struct({
   name: Schema.optional(Schema.String),
   type: Schema.optional(Schema.String)
 })
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type ModelRecord = typeof ModelRecord.Type
 
-/** The response body. */
+/**
+ * The response body.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ModelList = Schema.Struct({
   object: Schema.optional(Schema.String),
   data: Schema.Array(ModelRecord)
 })
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type ModelList = typeof ModelList.Type
 
-/** The model list service. */
+/**
+ * The model list service.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Service {
   readonly list: Effect.Effect<ModelList, RagError.ApiError>
 }
 
-/** The Tag. */
+/**
+ * The Tag.
+ *
+ * @since 0.1.0
+ * @category context
+ */
 export class Models extends Context.Tag("effect-rag/api/Models")<Models, Service>() {}
 
 const endpoint = "GET /v1/models"
 
-/** Builds the remote service. */
+/**
+ * Builds the remote service.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = Effect.map(ApiHttp, (http) =>
   Models.of({
     list: http
@@ -45,12 +78,20 @@ export const make = Effect.map(ApiHttp, (http) =>
       .pipe(Effect.withSpan("Models.list"))
   }))
 
-/** The remote layer. */
+/**
+ * The remote layer.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<Models, never, ApiHttp> = Layer.effect(Models, make)
 
 /**
  * A fixed model list, for a server or a test that serves local engines (no remote call). The
  * records are answered in the OpenAI shape, `object: "list"`.
+ *
+ * @since 0.1.0
+ * @category layers
  */
 export const layerList = (data: ReadonlyArray<ModelRecord>): Layer.Layer<Models> =>
   Layer.succeed(Models, Models.of({ list: Effect.succeed({ object: "list", data }) }))

@@ -19,17 +19,23 @@
  *
  * @since 0.1.0
  */
-import { Clock, Context, Duration, Effect, Exit, Layer, Option, Redacted, Ref, Schedule, Schema } from "effect"
+import { Clock, Context, Duration, Effect, Exit, Layer, Option, Redacted, Schema } from "effect"
 import { createHash } from "node:crypto"
 import type * as RagError from "../RagError.js"
 import { DecodeError, TaskFailed } from "../RagError.js"
 import { ApiHttp } from "./ApiHttp.js"
+import * as Poll from "./internal/poll.js"
 
 // =============================================================================
 // Schemas
 // =============================================================================
 
-/** The submission body, encoded exactly; omitted fields take the service's defaults (`mv` v5). */
+/**
+ * The submission body, encoded exactly; omitted fields take the service's defaults (`mv` v5).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const MusicRequest = Schema.Struct({
   /** Description of the music. */
   prompt: Schema.String,
@@ -40,34 +46,66 @@ export const MusicRequest = Schema.Struct({
   /** Model version (the service's default is `v5`). */
   mv: Schema.optional(Schema.String)
 })
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type MusicRequest = typeof MusicRequest.Type
 
 /** An error detail some responses carry: a text or `{message}`. */
 const ErrorDetail = Schema.Union(Schema.String, Schema.Struct({ message: Schema.optional(Schema.String) }))
 
-/** The `data` of a submission response. */
+/**
+ * The `data` of a submission response.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const MusicSubmitData = Schema.Struct({
   task_id: Schema.optional(Schema.String),
   /** Seconds until the track should be ready. */
   estimated_completion_time: Schema.optional(Schema.Number)
 })
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type MusicSubmitData = typeof MusicSubmitData.Type
 
-/** The submission response, decoded tolerantly (a refused submission may carry no task). */
+/**
+ * The submission response, decoded tolerantly (a refused submission may carry no task).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const MusicSubmitResponse = Schema.Struct({
   status: Schema.optional(Schema.String),
   data: Schema.optional(MusicSubmitData),
   message: Schema.optional(Schema.String),
   error: Schema.optional(ErrorDetail)
 })
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type MusicSubmitResponse = typeof MusicSubmitResponse.Type
 
-/** A submission the service accepted: it has a task id. */
+/**
+ * A submission the service accepted: it has a task id.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type MusicSubmitted = MusicSubmitResponse & {
   readonly data: MusicSubmitData & { readonly task_id: string }
 }
 
-/** The `data` of a status response; `audio_url` and `cover_image` are set once `completed`. */
+/**
+ * The `data` of a status response; `audio_url` and `cover_image` are set once `completed`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const MusicTrack = Schema.Struct({
   task_id: Schema.optional(Schema.String),
   /** Absolute URL of the audio, on the storage host. */
@@ -78,9 +116,18 @@ export const MusicTrack = Schema.Struct({
   tags: Schema.optional(Schema.String),
   error: Schema.optional(ErrorDetail)
 })
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type MusicTrack = typeof MusicTrack.Type
 
-/** The status response, decoded tolerantly: only `status` is required. */
+/**
+ * The status response, decoded tolerantly: only `status` is required.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const MusicStatusResponse = Schema.Struct({
   /** `queued`, `processing`, `completed` or `failed`. */
   status: Schema.String,
@@ -88,13 +135,22 @@ export const MusicStatusResponse = Schema.Struct({
   message: Schema.optional(Schema.String),
   error: Schema.optional(ErrorDetail)
 })
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type MusicStatusResponse = typeof MusicStatusResponse.Type
 
 // =============================================================================
 // Service
 // =============================================================================
 
-/** One status report of {@link WaitOptions.onProgress}. */
+/**
+ * One status report of {@link WaitOptions.onProgress}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface MusicProgress {
   readonly taskId: string
   /** The status as the service wrote it (`queued`, `processing`, `completed`, …). */
@@ -105,7 +161,12 @@ export interface MusicProgress {
   readonly response: MusicStatusResponse
 }
 
-/** Options of {@link Service.wait}; the defaults come from {@link RemoteOptions}. */
+/**
+ * Options of {@link Service.wait}; the defaults come from {@link RemoteOptions}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface WaitOptions {
   /** Time before the first status query (default 0). */
   readonly initialDelay?: Duration.DurationInput | undefined
@@ -127,12 +188,20 @@ export interface WaitOptions {
  * Options of {@link Service.generate}. The first poll comes `estimated_completion_time` after
  * the submission, at most `maxFirstPollDelay` (default 60 s); without an estimate it comes after
  * one `pollInterval`.
+ *
+ * @since 0.1.0
+ * @category models
  */
 export interface GenerateOptions extends Omit<WaitOptions, "initialDelay"> {
   readonly maxFirstPollDelay?: Duration.DurationInput | undefined
 }
 
-/** The result of a completed task. */
+/**
+ * The result of a completed task.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface MusicResult {
   readonly taskId: string
   /** Absolute URL of the generated audio. */
@@ -143,7 +212,12 @@ export interface MusicResult {
   readonly data: MusicTrack
 }
 
-/** The music generation service. */
+/**
+ * The music generation service.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Service {
   /** How many generations of this key may be in flight at once (default 50). */
   readonly maxInFlight: number
@@ -180,10 +254,20 @@ export interface Service {
   ) => Effect.Effect<MusicResult, RagError.ApiError | TaskFailed>
 }
 
-/** The Tag. */
+/**
+ * The Tag.
+ *
+ * @since 0.1.0
+ * @category context
+ */
 export class Music extends Context.Tag("effect-rag/api/Music")<Music, Service>() {}
 
-/** Where a status stands: `completed` and `failed` are terminal, anything else is in progress. */
+/**
+ * Where a status stands: `completed` and `failed` are terminal, anything else is in progress.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const phaseOf = (status: string): "succeeded" | "failed" | "in_progress" => {
   const s = status.toLowerCase()
   return s === "completed" ? "succeeded" : s === "failed" ? "failed" : "in_progress"
@@ -206,7 +290,12 @@ const errorText = (
 const submitEndpoint = "POST /svc/submit/music"
 const statusEndpoint = "GET /svc/music/status/{task_id}"
 
-/** Options of the remote layer: the in-flight limit and the polling defaults. */
+/**
+ * Options of the remote layer: the in-flight limit and the polling defaults.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface RemoteOptions {
   /**
    * Generations in flight at once (default 50, the service's limit per key). Layers for the
@@ -250,7 +339,12 @@ const budgetFor = (baseUrl: string, apiKey: Option.Option<Redacted.Redacted<stri
   return budget
 }
 
-/** Builds the remote service on {@link ApiHttp}; joins the budget of its key (see module notes). */
+/**
+ * Builds the remote service on {@link ApiHttp}; joins the budget of its key (see module notes).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = (options: RemoteOptions = {}) =>
   Effect.gen(function*() {
     const http = yield* ApiHttp
@@ -341,42 +435,16 @@ export const make = (options: RemoteOptions = {}) =>
 
     const wait = (taskId: string, opts: WaitOptions = {}): Effect.Effect<MusicResult, RagError.ApiError | TaskFailed> =>
       Effect.gen(function*() {
-        const interval = opts.pollInterval === undefined ? defaultInterval : Duration.decode(opts.pollInterval)
-        const maxWait = opts.maxWait === undefined ? defaultMaxWait : Duration.decode(opts.maxWait)
-        const initialDelay = Duration.decode(opts.initialDelay ?? Duration.zero)
-        const polls = yield* Ref.make(0)
-        const onProgress = opts.onProgress
-        const once = status(taskId).pipe(
-          Effect.tap((response) =>
-            Ref.updateAndGet(polls, (n) => n + 1).pipe(
-              Effect.flatMap((poll) =>
-                onProgress === undefined ? Effect.void : onProgress({ taskId, status: response.status, poll, response })
-              )
-            )
-          )
-        )
-        const last = yield* Effect.sleep(initialDelay).pipe(
-          Effect.zipRight(
-            once.pipe(
-              // `passthrough` makes the repetition return the last (terminal) status.
-              Effect.repeat({
-                schedule: Schedule.passthrough<number, MusicStatusResponse, never>(Schedule.spaced(interval)),
-                until: (response) => phaseOf(response.status) !== "in_progress"
-              })
-            )
-          ),
-          Effect.timeoutFail({
-            duration: maxWait,
-            onTimeout: () =>
-              new TaskFailed({
-                endpoint: statusEndpoint,
-                taskId,
-                status: "TimedOut",
-                message: `music task ${taskId} did not finish within ${Duration.format(maxWait)}; ` +
-                  `it may still complete: wait for it again with its task id`
-              })
-          })
-        )
+        const last = yield* Poll.untilDone({
+          kind: "music",
+          endpoint: statusEndpoint,
+          taskId,
+          status: status(taskId),
+          done: (response) => phaseOf(response.status) !== "in_progress",
+          ...Poll.timing(opts, { interval: defaultInterval, maxWait: defaultMaxWait }),
+          initialDelay: Duration.decode(opts.initialDelay ?? Duration.zero),
+          onProgress: opts.onProgress
+        })
         if (phaseOf(last.status) === "failed") {
           const detail = errorText(last.data?.error, last.error, last.message)
           return yield* new TaskFailed({
@@ -421,6 +489,11 @@ export const make = (options: RemoteOptions = {}) =>
     return Music.of({ maxInFlight, submit, release, status, wait, generate })
   })
 
-/** The remote layer (needs {@link ApiHttp}); layers for the same key share one budget. */
+/**
+ * The remote layer (needs {@link ApiHttp}); layers for the same key share one budget.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = (options: RemoteOptions = {}): Layer.Layer<Music, never, ApiHttp> =>
   Layer.effect(Music, make(options))

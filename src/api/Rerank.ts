@@ -9,7 +9,12 @@ import { Context, Effect, Layer, Schema } from "effect"
 import * as RagError from "../RagError.js"
 import { ApiHttp } from "./ApiHttp.js"
 
-/** The request body. */
+/**
+ * The request body.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const RerankRequest = Schema.Struct({
   model: Schema.String,
   query: Schema.String,
@@ -17,26 +22,53 @@ export const RerankRequest = Schema.Struct({
   top_n: Schema.optional(Schema.Int),
   return_documents: Schema.optional(Schema.Boolean)
 })
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type RerankRequest = typeof RerankRequest.Type
 
-/** One ranked document. */
+/**
+ * One ranked document.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const RerankResult = Schema.Struct({
   index: Schema.Int,
   relevance_score: Schema.Number,
   document: Schema.optional(Schema.Struct({ text: Schema.String }))
 })
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type RerankResult = typeof RerankResult.Type
 
-/** The response body, decoded tolerantly. */
+/**
+ * The response body, decoded tolerantly.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const RerankResponse = Schema.Struct({
   id: Schema.optional(Schema.String),
   model: Schema.optional(Schema.String),
   results: Schema.Array(RerankResult),
   usage: Schema.optional(Schema.Struct({ total_tokens: Schema.optional(Schema.Number) }))
 })
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type RerankResponse = typeof RerankResponse.Type
 
-/** The rerank service. A local cross-encoder layer implements the same interface. */
+/**
+ * The rerank service. A local cross-encoder layer implements the same interface.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Service {
   /** The model used when a request names none (`mixr-v1` remotely). */
   readonly defaultModel: string
@@ -47,12 +79,22 @@ export interface Service {
   readonly rerank: (request: RerankRequest) => Effect.Effect<RerankResponse, RagError.ApiError>
 }
 
-/** The Tag. */
+/**
+ * The Tag.
+ *
+ * @since 0.1.0
+ * @category context
+ */
 export class Rerank extends Context.Tag("effect-rag/api/Rerank")<Rerank, Service>() {}
 
 const endpoint = "POST /v1/rerank"
 
-/** Sorts results by score and checks their indices (servers are not trusted to do either). */
+/**
+ * Sorts results by score and checks their indices (servers are not trusted to do either).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const normalize = (
   request: RerankRequest,
   response: RerankResponse
@@ -74,7 +116,12 @@ export const normalize = (
   })
 }
 
-/** Builds the remote service. */
+/**
+ * Builds the remote service.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = (options: { readonly model?: string | undefined } = {}) =>
   Effect.gen(function*() {
     const http = yield* ApiHttp
@@ -92,6 +139,11 @@ export const make = (options: { readonly model?: string | undefined } = {}) =>
     return Rerank.of({ defaultModel: options.model ?? "mixr-v1", rerank })
   })
 
-/** The remote layer. */
+/**
+ * The remote layer.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = (options: { readonly model?: string | undefined } = {}): Layer.Layer<Rerank, never, ApiHttp> =>
   Layer.effect(Rerank, make(options))

@@ -19,33 +19,64 @@ import { endpointOf, webCall } from "./WebRoutes.js"
 // Request
 // =============================================================================
 
-/** The model identifier of AI search, sent when a request names none. */
+/**
+ * The model identifier of AI search, sent when a request names none.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultModel = "svc-ai-search"
 
-/** A provider and one of its models. */
+/**
+ * A provider and one of its models.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ModelChoice = Schema.Struct({
   provider: Schema.String,
   model: Schema.String
 })
-/** A provider and one of its models. */
+/**
+ * A provider and one of its models.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type ModelChoice = typeof ModelChoice.Type
 
 /**
  * One earlier turn of the conversation, as a `[role, content]` pair (e.g. `["human", "…"]`,
  * `["assistant", "…"]`).
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const HistoryEntry = Schema.Tuple(Schema.String, Schema.String)
-/** One earlier turn of the conversation. */
+/**
+ * One earlier turn of the conversation.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type HistoryEntry = typeof HistoryEntry.Type
 
 /**
  * The focus modes named by the service description. Three more exist (mathematical and
  * scientific queries, video content, forum discussions) whose identifiers carry third-party
  * brands; any string is sent as it is.
+ *
+ * @since 0.1.0
+ * @category models
  */
 export type KnownFocusMode = "webSearch" | "academicSearch" | "writingAssistant"
 
-/** The search parameters. */
+/**
+ * The search parameters.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const SearchParams = Schema.Struct({
   /** The search text. */
   query: Schema.String,
@@ -60,15 +91,30 @@ export const SearchParams = Schema.Struct({
   /** Earlier turns, oldest first. */
   history: Schema.optional(Schema.Array(HistoryEntry))
 })
-/** The search parameters. */
+/**
+ * The search parameters.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type SearchParams = typeof SearchParams.Type
 
-/** The request. `model` may be left out: {@link defaultModel} is sent then. */
+/**
+ * The request. `model` may be left out: {@link defaultModel} is sent then.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const SearchRequest = Schema.Struct({
   model: Schema.optional(Schema.String),
   params: SearchParams
 })
-/** The request. */
+/**
+ * The request.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type SearchRequest = typeof SearchRequest.Type
 
 // =============================================================================
@@ -80,7 +126,12 @@ const tolerant = <A, I, R>(schema: Schema.Schema<A, I, R>) => Schema.optionalWit
 const tolerantArray = <A, I, R>(item: Schema.Schema<A, I, R>) =>
   Schema.optionalWith(Schema.Array(item), { nullable: true, default: () => [] })
 
-/** A source the answer is based on. */
+/**
+ * A source the answer is based on.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const SearchSource = Schema.Struct({
   pageContent: tolerant(Schema.String),
   metadata: Schema.optionalWith(
@@ -88,29 +139,59 @@ export const SearchSource = Schema.Struct({
     { nullable: true, default: () => ({}) }
   )
 })
-/** A source the answer is based on. */
+/**
+ * A source the answer is based on.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type SearchSource = typeof SearchSource.Type
 
-/** A related video. */
+/**
+ * A related video.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const SearchVideo = Schema.Struct({
   url: tolerant(Schema.String),
   img_src: tolerant(Schema.String),
   title: tolerant(Schema.String),
   iframe_src: tolerant(Schema.String)
 })
-/** A related video. */
+/**
+ * A related video.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type SearchVideo = typeof SearchVideo.Type
 
-/** A related image. */
+/**
+ * A related image.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const SearchImage = Schema.Struct({
   url: tolerant(Schema.String),
   img_src: tolerant(Schema.String),
   title: tolerant(Schema.String)
 })
-/** A related image. */
+/**
+ * A related image.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type SearchImage = typeof SearchImage.Type
 
-/** The answer message, with its sources, media and follow-up suggestions. */
+/**
+ * The answer message, with its sources, media and follow-up suggestions.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const SearchMessage = Schema.Struct({
   role: Schema.optionalWith(Schema.String, { nullable: true, default: () => "assistant" }),
   /** The answer: required (a message without it is a `DecodeError`, never an empty answer). */
@@ -121,19 +202,39 @@ export const SearchMessage = Schema.Struct({
   /** Follow-up queries. */
   suggestions: tolerantArray(Schema.String)
 })
-/** The answer message. */
+/**
+ * The answer message.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type SearchMessage = typeof SearchMessage.Type
 
-/** One choice of the response. */
+/**
+ * One choice of the response.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const SearchChoice = Schema.Struct({
   index: Schema.optionalWith(Schema.Number, { nullable: true, default: () => 0 }),
   message: SearchMessage,
   finish_reason: tolerant(Schema.String)
 })
-/** One choice of the response. */
+/**
+ * One choice of the response.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type SearchChoice = typeof SearchChoice.Type
 
-/** Token counts. */
+/**
+ * Token counts.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const SearchUsage = Schema.Struct({
   prompt_tokens: tolerant(Schema.Number),
   completion_tokens: tolerant(Schema.Number),
@@ -149,10 +250,20 @@ export const SearchUsage = Schema.Struct({
     audio_tokens: tolerant(Schema.Number)
   }))
 })
-/** Token counts. */
+/**
+ * Token counts.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type SearchUsage = typeof SearchUsage.Type
 
-/** The AI search response. The answer is `choices[0].message.content`. */
+/**
+ * The AI search response. The answer is `choices[0].message.content`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const SearchResponse = Schema.Struct({
   id: tolerant(Schema.String),
   /** E.g. `search.completion`. */
@@ -164,23 +275,43 @@ export const SearchResponse = Schema.Struct({
   usage: tolerant(SearchUsage),
   system_fingerprint: tolerant(Schema.String)
 })
-/** The AI search response. */
+/**
+ * The AI search response.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type SearchResponse = typeof SearchResponse.Type
 
 // =============================================================================
 // Service
 // =============================================================================
 
-/** The AI search service. */
+/**
+ * The AI search service.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Service {
   /** Runs one search; `model` defaults to {@link defaultModel}. Needs an API key. */
   readonly search: (request: SearchRequest) => Effect.Effect<SearchResponse, RagError.ApiError>
 }
 
-/** The Tag. */
+/**
+ * The Tag.
+ *
+ * @since 0.1.0
+ * @category context
+ */
 export class Search extends Context.Tag("effect-rag/api/Search")<Search, Service>() {}
 
-/** Builds the remote service on {@link ApiHttp}; the route follows `settings.webRouting`. */
+/**
+ * Builds the remote service on {@link ApiHttp}; the route follows `settings.webRouting`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = Effect.map(ApiHttp, (http) => {
   const routing = http.settings.webRouting
   const endpoint = endpointOf(routing, "search")
@@ -195,5 +326,10 @@ export const make = Effect.map(ApiHttp, (http) => {
   })
 })
 
-/** The remote layer (needs {@link ApiHttp}). */
+/**
+ * The remote layer (needs {@link ApiHttp}).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<Search, never, ApiHttp> = Layer.effect(Search, make)

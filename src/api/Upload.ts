@@ -20,14 +20,24 @@ import { describeKind, readRegularFile } from "../internal/files.js"
 import * as RagError from "../RagError.js"
 import { ApiHttp } from "./ApiHttp.js"
 
-/** The service's file size limit: 50 MiB. */
+/**
+ * The service's file size limit: 50 MiB.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const maxFileBytes = 50 * 1024 * 1024
 
 // =============================================================================
 // Inputs
 // =============================================================================
 
-/** A file to upload: its name (extension matters), bytes and optional MIME type. */
+/**
+ * A file to upload: its name (extension matters), bytes and optional MIME type.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface UploadFile {
   readonly name: string
   readonly data: Uint8Array
@@ -38,6 +48,9 @@ export interface UploadFile {
  * The processing options: the form fields of the service, with the wire names. Omitted
  * fields are not sent, so the service defaults apply (`enable_vision` and `remove_headers`
  * default to true, the rest to false).
+ *
+ * @since 0.1.0
+ * @category models
  */
 export interface UploadOptions {
   readonly enable_ocr?: boolean | undefined
@@ -55,7 +68,12 @@ export interface UploadOptions {
   readonly password?: Redacted.Redacted<string> | undefined
 }
 
-/** The boolean form fields, in the order the service lists them. */
+/**
+ * The boolean form fields, in the order the service lists them.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const booleanFields = [
   "enable_ocr",
   "enable_vision",
@@ -71,7 +89,12 @@ export const booleanFields = [
 // Results
 // =============================================================================
 
-/** Content of one page, slide or sheet (`page_based` results). */
+/**
+ * Content of one page, slide or sheet (`page_based` results).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const PageContent = Schema.Struct({
   /** 1-based page, slide or sheet number. */
   page: Schema.Int,
@@ -79,6 +102,10 @@ export const PageContent = Schema.Struct({
   name: Schema.optional(Schema.String),
   content: Schema.String
 })
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type PageContent = typeof PageContent.Type
 
 /** The reasons of {@link RagError.ExtractionError}. */
@@ -105,6 +132,9 @@ const ReasonField = Schema.optional(
  * (on a failed result from this library's server: why, as an ExtractionError reason) and
  * `format` (the file's own format where `type` names the spec's category: `xls`, `html`,
  * `markdown`, `notebook` …; set by the local engine).
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const StandardResult = Schema.Struct({
   status: Schema.Boolean,
@@ -117,12 +147,19 @@ export const StandardResult = Schema.Struct({
   warnings: Schema.optional(Schema.Array(Schema.String)),
   reason: ReasonField
 })
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type StandardResult = typeof StandardResult.Type
 
 /**
  * One chunk of an embeddings-mode result. `from_sheet` (the name of the sheet a spreadsheet
  * chunk comes from), `section` (the heading the chunk sits under) and `ocr` (true when the
  * chunk's page was read by OCR) are extensions that a client of the spec can ignore.
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const Chunk = Schema.Struct({
   content: Schema.String,
@@ -132,11 +169,18 @@ export const Chunk = Schema.Struct({
   section: Schema.optional(Schema.String),
   ocr: Schema.optional(Schema.Boolean)
 })
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type Chunk = typeof Chunk.Type
 
 /**
  * Document metadata of an embeddings-mode result. `properties` (the document's own fields, such
  * as Markdown front matter or a notebook's kernel, as strings) is an extension.
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const DocumentMetadata = Schema.Struct({
   title: Schema.optionalWith(Schema.String, { default: () => "" }),
@@ -144,11 +188,18 @@ export const DocumentMetadata = Schema.Struct({
   language: Schema.optionalWith(Schema.String, { default: () => "" }),
   properties: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String }))
 })
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type DocumentMetadata = typeof DocumentMetadata.Type
 
 /**
  * The embeddings-mode result: the service's shape, plus the `warnings` and `reason`
  * extensions of {@link StandardResult}.
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const EmbeddingsResult = Schema.Struct({
   id: Schema.String,
@@ -173,16 +224,30 @@ export const EmbeddingsResult = Schema.Struct({
   warnings: Schema.optional(Schema.Array(Schema.String)),
   reason: ReasonField
 })
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type EmbeddingsResult = typeof EmbeddingsResult.Type
 
-/** What an upload can fail with. */
+/**
+ * What an upload can fail with.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type UploadError = RagError.ApiError | RagError.ExtractionError
 
 // =============================================================================
 // Service
 // =============================================================================
 
-/** The upload service; remote and local layers provide it. */
+/**
+ * The upload service; remote and local layers provide it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Service {
   /** Extracts a file (standard mode). */
   readonly extract: (file: UploadFile, options?: UploadOptions) => Effect.Effect<StandardResult, UploadError>
@@ -195,7 +260,12 @@ export interface Service {
   readonly files: (file: UploadFile, options?: UploadOptions) => Effect.Effect<StandardResult, UploadError>
 }
 
-/** The Tag. */
+/**
+ * The Tag.
+ *
+ * @since 0.1.0
+ * @category context
+ */
 export class Upload extends Context.Tag("effect-rag/api/Upload")<Upload, Service>() {}
 
 // =============================================================================
@@ -217,6 +287,9 @@ const tooLarge = (endpoint: string, name: string, size: number) =>
  * is read: a FIFO, socket or device is refused from its type without waiting for a writer (it is
  * opened with `O_NONBLOCK`). The read can be interrupted (a time-out, a stop signal): the file is
  * closed when the blocked call returns. A file that cannot be read fails with `BadRequest`.
+ *
+ * @since 0.1.0
+ * @category constructors
  */
 export const fromPath = (
   path: string | Uint8Array,
@@ -252,11 +325,21 @@ export const fromPath = (
     })
   })
 
-/** Checks the size limit (used by every layer before any work or transfer). */
+/**
+ * Checks the size limit (used by every layer before any work or transfer).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const checkSize = (endpoint: string, file: UploadFile): Effect.Effect<void, RagError.PayloadTooLarge> =>
   file.data.byteLength > maxFileBytes ? Effect.fail(tooLarge(endpoint, file.name, file.data.byteLength)) : Effect.void
 
-/** Builds the multipart form: `file`, then the boolean fields as `true`/`false`, then `extract_mode`. */
+/**
+ * Builds the multipart form: `file`, then the boolean fields as `true`/`false`, then `extract_mode`.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const toFormData = (
   file: UploadFile,
   options: UploadOptions,
@@ -303,7 +386,12 @@ const extractionFailure = (endpoint: string, file: UploadFile, e: RagError.ApiEr
 // Remote layer
 // =============================================================================
 
-/** Builds the remote service on {@link ApiHttp}. */
+/**
+ * Builds the remote service on {@link ApiHttp}.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = Effect.gen(function*() {
   const http = yield* ApiHttp
 
@@ -360,5 +448,10 @@ export const make = Effect.gen(function*() {
   return Upload.of({ extract, extractChunks, files })
 })
 
-/** The remote layer. */
+/**
+ * The remote layer.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<Upload, never, ApiHttp> = Layer.effect(Upload, make)

@@ -16,10 +16,11 @@
  *
  * @since 0.1.0
  */
-import { Context, Duration, Effect, Layer, Ref, Schedule, Schema } from "effect"
+import { Context, Duration, Effect, Layer, Schema } from "effect"
 import type * as RagError from "../RagError.js"
 import { DecodeError, TaskFailed } from "../RagError.js"
 import { ApiHttp } from "./ApiHttp.js"
+import * as Poll from "./internal/poll.js"
 
 // =============================================================================
 // Schemas
@@ -29,14 +30,24 @@ import { ApiHttp } from "./ApiHttp.js"
  * The model identifiers the service documents. {@link VideoRequest} accepts any string for
  * `model` (the model-list endpoint is the authority and new models appear there first); this
  * schema is for callers that want to validate against the documented set.
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const VideoModel = Schema.Literal("T2V-01-Director", "I2V-01-Director", "S2V-01", "I2V-01", "I2V-01-live", "T2V-01")
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type VideoModel = typeof VideoModel.Type
 
 /**
  * An image reference for image-to-video: a `data:` URL (base64 image data) or an `http(s)` URL.
  * Bare base64 without the `data:` prefix is refused before sending (`InvalidRequest`), because
  * the service could not tell its type.
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const ImageReference = Schema.String.pipe(
   Schema.filter((s) => /^(data:[^,]*,|https?:\/\/)/i.test(s), {
@@ -48,34 +59,67 @@ export const ImageReference = Schema.String.pipe(
  * The submission body, encoded exactly. `model` takes any string (see {@link VideoModel} for the
  * documented ones); `prompt` may hold Director camera instructions such as `[Truck left, Pan
  * right]`; `first_frame_image` is the image of image-to-video models.
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const VideoRequest = Schema.Struct({
   model: Schema.String,
   prompt: Schema.String,
   first_frame_image: Schema.optional(ImageReference)
 })
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type VideoRequest = typeof VideoRequest.Type
 
-/** The status block of every video response; `status_code` 0 means accepted. */
+/**
+ * The status block of every video response; `status_code` 0 means accepted.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const BaseResp = Schema.Struct({
   status_code: Schema.Number,
   status_msg: Schema.optional(Schema.String)
 })
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type BaseResp = typeof BaseResp.Type
 
-/** The submission response, decoded tolerantly (a refused submission may carry no task id). */
+/**
+ * The submission response, decoded tolerantly (a refused submission may carry no task id).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const VideoSubmitResponse = Schema.Struct({
   task_id: Schema.optional(Schema.String),
   base_resp: Schema.optional(BaseResp)
 })
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type VideoSubmitResponse = typeof VideoSubmitResponse.Type
 
-/** A submission the service accepted: it has a task id. */
+/**
+ * A submission the service accepted: it has a task id.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type VideoSubmitted = VideoSubmitResponse & { readonly task_id: string }
 
 /**
  * The status query response, decoded tolerantly. `file_id` is accepted as a string or a number
  * (MiniMax-style services send both) and is turned into a string by {@link Service.wait}.
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const VideoStatusResponse = Schema.Struct({
   task_id: Schema.optional(Schema.String),
@@ -83,12 +127,26 @@ export const VideoStatusResponse = Schema.Struct({
   file_id: Schema.optional(Schema.Union(Schema.String, Schema.Number)),
   base_resp: Schema.optional(BaseResp)
 })
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type VideoStatusResponse = typeof VideoStatusResponse.Type
 
-/** A status the client could read: it has a `status`. */
+/**
+ * A status the client could read: it has a `status`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type VideoStatus = VideoStatusResponse & { readonly status: string }
 
-/** The file record of the retrieval response; only `download_url` is required. */
+/**
+ * The file record of the retrieval response; only `download_url` is required.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const VideoFile = Schema.Struct({
   file_id: Schema.optional(Schema.Union(Schema.String, Schema.Number)),
   download_url: Schema.String,
@@ -97,20 +155,38 @@ export const VideoFile = Schema.Struct({
   created_at: Schema.optional(Schema.Number),
   purpose: Schema.optional(Schema.String)
 })
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type VideoFile = typeof VideoFile.Type
 
-/** The retrieval response, decoded tolerantly (a refused retrieval may carry no file). */
+/**
+ * The retrieval response, decoded tolerantly (a refused retrieval may carry no file).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const VideoFileResponse = Schema.Struct({
   file: Schema.optional(VideoFile),
   base_resp: Schema.optional(BaseResp)
 })
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type VideoFileResponse = typeof VideoFileResponse.Type
 
 // =============================================================================
 // Service
 // =============================================================================
 
-/** One status report of {@link WaitOptions.onProgress}. */
+/**
+ * One status report of {@link WaitOptions.onProgress}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface VideoProgress {
   readonly taskId: string
   /** The status as the service wrote it (`Queueing`, `Processing`, `Success`, …). */
@@ -121,7 +197,12 @@ export interface VideoProgress {
   readonly response: VideoStatus
 }
 
-/** Options of {@link Service.wait}; the defaults come from {@link RemoteOptions}. */
+/**
+ * Options of {@link Service.wait}; the defaults come from {@link RemoteOptions}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface WaitOptions {
   /** Time between two status queries (default 10 s). The first query is sent at once. */
   readonly pollInterval?: Duration.DurationInput | undefined
@@ -137,10 +218,20 @@ export interface WaitOptions {
   readonly onProgress?: ((progress: VideoProgress) => Effect.Effect<void>) | undefined
 }
 
-/** Options of {@link Service.generate}: those of {@link Service.wait}. */
+/**
+ * Options of {@link Service.generate}: those of {@link Service.wait}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type GenerateOptions = WaitOptions
 
-/** A task that reached `Success`. */
+/**
+ * A task that reached `Success`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface VideoDone {
   readonly taskId: string
   readonly fileId: string
@@ -148,7 +239,12 @@ export interface VideoDone {
   readonly response: VideoStatus
 }
 
-/** The result of {@link Service.generate}. */
+/**
+ * The result of {@link Service.generate}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface VideoResult {
   readonly taskId: string
   readonly fileId: string
@@ -158,7 +254,12 @@ export interface VideoResult {
   readonly file: VideoFile
 }
 
-/** The video generation service. */
+/**
+ * The video generation service.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Service {
   /**
    * Submits a task (with an `Idempotency-Key`). Fails with `TaskFailed` when the service
@@ -195,18 +296,33 @@ export interface Service {
   ) => Effect.Effect<VideoResult, RagError.ApiError | TaskFailed>
 }
 
-/** The Tag. */
+/**
+ * The Tag.
+ *
+ * @since 0.1.0
+ * @category context
+ */
 export class Video extends Context.Tag("effect-rag/api/Video")<Video, Service>() {}
 
 // =============================================================================
 // Helpers
 // =============================================================================
 
-/** Builds the `data:` URL of `first_frame_image` from image bytes and their MIME type. */
+/**
+ * Builds the `data:` URL of `first_frame_image` from image bytes and their MIME type.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const imageDataUrl = (bytes: Uint8Array, mimeType: string): string =>
   `data:${mimeType};base64,${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64")}`
 
-/** Where a status stands: `Success` and `Fail` are terminal, anything else is in progress. */
+/**
+ * Where a status stands: `Success` and `Fail` are terminal, anything else is in progress.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const phaseOf = (status: string): "succeeded" | "failed" | "in_progress" => {
   const s = status.toLowerCase()
   return s === "success" ? "succeeded" : s === "fail" ? "failed" : "in_progress"
@@ -220,7 +336,12 @@ const submitEndpoint = "POST /v1/video_generation"
 const queryEndpoint = "GET /v1/query/video_generation"
 const retrieveEndpoint = "GET /v1/files/retrieve"
 
-/** Options of the remote layer: the defaults of every {@link Service.wait} and generate. */
+/**
+ * Options of the remote layer: the defaults of every {@link Service.wait} and generate.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface RemoteOptions {
   /** Time between two status queries (default 10 s). */
   readonly pollInterval?: Duration.DurationInput | undefined
@@ -228,7 +349,12 @@ export interface RemoteOptions {
   readonly maxWait?: Duration.DurationInput | undefined
 }
 
-/** Builds the remote service on {@link ApiHttp}. */
+/**
+ * Builds the remote service on {@link ApiHttp}.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = (options: RemoteOptions = {}) =>
   Effect.gen(function*() {
     const http = yield* ApiHttp
@@ -326,38 +452,16 @@ export const make = (options: RemoteOptions = {}) =>
 
     const wait = (taskId: string, opts: WaitOptions = {}): Effect.Effect<VideoDone, RagError.ApiError | TaskFailed> =>
       Effect.gen(function*() {
-        const interval = opts.pollInterval === undefined ? defaultInterval : Duration.decode(opts.pollInterval)
-        const maxWait = opts.maxWait === undefined ? defaultMaxWait : Duration.decode(opts.maxWait)
-        const polls = yield* Ref.make(0)
-        const onProgress = opts.onProgress
-        const once = query(taskId).pipe(
-          Effect.tap((response) =>
-            Ref.updateAndGet(polls, (n) => n + 1).pipe(
-              Effect.flatMap((poll) =>
-                onProgress === undefined ? Effect.void : onProgress({ taskId, status: response.status, poll, response })
-              )
-            )
-          )
-        )
-        const last = yield* once.pipe(
-          // The first query runs at once, the next ones `interval` apart; `passthrough` makes
-          // the repetition return the last (terminal) status.
-          Effect.repeat({
-            schedule: Schedule.passthrough<number, VideoStatus, never>(Schedule.spaced(interval)),
-            until: (response) => phaseOf(response.status) !== "in_progress"
-          }),
-          Effect.timeoutFail({
-            duration: maxWait,
-            onTimeout: () =>
-              new TaskFailed({
-                endpoint: queryEndpoint,
-                taskId,
-                status: "TimedOut",
-                message: `video task ${taskId} did not finish within ${Duration.format(maxWait)}; ` +
-                  `it may still complete: wait for it again with its task id`
-              })
-          })
-        )
+        // the first query runs at once, the next ones `interval` apart
+        const last = yield* Poll.untilDone({
+          kind: "video",
+          endpoint: queryEndpoint,
+          taskId,
+          status: query(taskId),
+          done: (response) => phaseOf(response.status) !== "in_progress",
+          ...Poll.timing(opts, { interval: defaultInterval, maxWait: defaultMaxWait }),
+          onProgress: opts.onProgress
+        })
         if (phaseOf(last.status) === "failed") {
           // `base_resp` usually reports on the status query itself (`status_msg` "success"
           // when the query worked): that is no failure reason and is not quoted; any other
@@ -396,6 +500,11 @@ export const make = (options: RemoteOptions = {}) =>
     return Video.of({ submit, query, retrieve, wait, generate })
   })
 
-/** The remote layer (needs {@link ApiHttp}). */
+/**
+ * The remote layer (needs {@link ApiHttp}).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = (options: RemoteOptions = {}): Layer.Layer<Video, never, ApiHttp> =>
   Layer.effect(Video, make(options))

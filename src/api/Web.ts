@@ -36,7 +36,12 @@ const tolerant = <A, I, R>(schema: Schema.Schema<A, I, R>) => Schema.optionalWit
 const tolerantArray = <A, I, R>(item: Schema.Schema<A, I, R>) =>
   Schema.optionalWith(Schema.Array(item), { nullable: true, default: () => [] })
 
-/** How each page is scraped (crawl `scrapeOptions`, and the fields of a scrape request). */
+/**
+ * How each page is scraped (crawl `scrapeOptions`, and the fields of a scrape request).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ScrapeOptions = Schema.Struct({
   /** Output formats, e.g. `["markdown", "html", "links"]`. */
   formats: Schema.optional(Schema.Array(Schema.String)),
@@ -55,10 +60,20 @@ export const ScrapeOptions = Schema.Struct({
   /** Never these tags, classes or ids. */
   excludeTags: Schema.optional(Schema.Array(Schema.String))
 })
-/** How each page is scraped. */
+/**
+ * How each page is scraped.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type ScrapeOptions = typeof ScrapeOptions.Type
 
-/** The body of a crawl start request. Only `url` is required. */
+/**
+ * The body of a crawl start request. Only `url` is required.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const CrawlRequest = Schema.Struct({
   /** The URL the crawl starts from. */
   url: Schema.String,
@@ -73,19 +88,39 @@ export const CrawlRequest = Schema.Struct({
   /** How each page is scraped. */
   scrapeOptions: Schema.optional(ScrapeOptions)
 })
-/** The body of a crawl start request. */
+/**
+ * The body of a crawl start request.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type CrawlRequest = typeof CrawlRequest.Type
 
-/** The response to a crawl start: the job id to poll. */
+/**
+ * The response to a crawl start: the job id to poll.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const CrawlStarted = Schema.Struct({
   success: Schema.optionalWith(Schema.Boolean, { nullable: true, default: () => true }),
   id: Schema.String,
   url: tolerant(Schema.String)
 })
-/** The response to a crawl start. */
+/**
+ * The response to a crawl start.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type CrawlStarted = typeof CrawlStarted.Type
 
-/** The metadata of a scraped page. */
+/**
+ * The metadata of a scraped page.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const PageMetadata = Schema.Struct({
   title: tolerant(Schema.String),
   description: tolerant(Schema.String),
@@ -97,30 +132,56 @@ export const PageMetadata = Schema.Struct({
   /** Why the page failed (a crawl records failed pages without failing the job). */
   error: tolerant(Schema.String)
 })
-/** The metadata of a scraped page. */
+/**
+ * The metadata of a scraped page.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type PageMetadata = typeof PageMetadata.Type
 
-/** One scraped page: the formats that were asked for, and its metadata. */
+/**
+ * One scraped page: the formats that were asked for, and its metadata.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const CrawlPage = Schema.Struct({
   markdown: tolerant(Schema.String),
   html: tolerant(Schema.String),
   links: tolerant(Schema.Array(Schema.String)),
   metadata: Schema.optionalWith(PageMetadata, { nullable: true, default: () => ({}) })
 })
-/** One scraped page. */
+/**
+ * One scraped page.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type CrawlPage = typeof CrawlPage.Type
 
 /**
  * The states of a crawl job: `scraping` (in progress), `completed`, `failed`; `cancelled` is
  * what a cancelled job reports.
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const CrawlStatus = Schema.Literal("scraping", "completed", "failed", "cancelled")
-/** The states of a crawl job. */
+/**
+ * The states of a crawl job.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type CrawlStatus = typeof CrawlStatus.Type
 
 /**
  * The crawl job record (one batch of it). While `next` is not `null`, more pages are in the
  * next batch: {@link Service.crawlPages} follows it.
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const CrawlJob = Schema.Struct({
   status: CrawlStatus,
@@ -139,18 +200,38 @@ export const CrawlJob = Schema.Struct({
   /** The reason of a failed job, when the server gives one. */
   error: tolerant(Schema.String)
 })
-/** The crawl job record (one batch of it). */
+/**
+ * The crawl job record (one batch of it).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type CrawlJob = typeof CrawlJob.Type
 
-/** The response to a crawl cancel (`{status: "cancelled"}`). */
+/**
+ * The response to a crawl cancel (`{status: "cancelled"}`).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const CancelResponse = Schema.Struct({
   status: Schema.String,
   success: tolerant(Schema.Boolean)
 })
-/** The response to a crawl cancel. */
+/**
+ * The response to a crawl cancel.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type CancelResponse = typeof CancelResponse.Type
 
-/** The body of a map request. Only `url` is required. */
+/**
+ * The body of a map request. Only `url` is required.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const MapRequest = Schema.Struct({
   /** The site to map. */
   url: Schema.String,
@@ -163,48 +244,91 @@ export const MapRequest = Schema.Struct({
   /** Maximum number of links. */
   limit: Schema.optional(Schema.Int.pipe(Schema.positive()))
 })
-/** The body of a map request. */
+/**
+ * The body of a map request.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type MapRequest = typeof MapRequest.Type
 
 /**
  * The response to a map request: the site's links. `links` is required (an empty array is a
  * site without links; a missing one is a `DecodeError`, never an empty site).
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const MapResponse = Schema.Struct({
   success: Schema.optionalWith(Schema.Boolean, { nullable: true, default: () => true }),
   links: Schema.Array(Schema.String)
 })
-/** The response to a map request. */
+/**
+ * The response to a map request.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type MapResponse = typeof MapResponse.Type
 
-/** The body of a scrape request: a URL and the {@link ScrapeOptions} fields. */
+/**
+ * The body of a scrape request: a URL and the {@link ScrapeOptions} fields.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ScrapeRequest = Schema.Struct({
   /** The page to scrape. */
   url: Schema.String,
   ...ScrapeOptions.fields
 })
-/** The body of a scrape request. */
+/**
+ * The body of a scrape request.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type ScrapeRequest = typeof ScrapeRequest.Type
 
-/** The response to a scrape request: one page. */
+/**
+ * The response to a scrape request: one page.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ScrapeResponse = Schema.Struct({
   success: Schema.optionalWith(Schema.Boolean, { nullable: true, default: () => true }),
   data: CrawlPage
 })
-/** The response to a scrape request. */
+/**
+ * The response to a scrape request.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type ScrapeResponse = typeof ScrapeResponse.Type
 
 // =============================================================================
 // Service
 // =============================================================================
 
-/** Options of {@link Service.waitForCrawl}. */
+/**
+ * Options of {@link Service.waitForCrawl}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface WaitOptions {
   /** Time between two status queries (default 2 seconds). */
   readonly interval?: Duration.DurationInput | undefined
 }
 
-/** Options of {@link Service.crawlPages}. */
+/**
+ * Options of {@link Service.crawlPages}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface PagesOptions extends WaitOptions {
   /**
    * The job's `completed` record when the caller has it (what {@link Service.waitForCrawl}
@@ -214,7 +338,12 @@ export interface PagesOptions extends WaitOptions {
   readonly job?: CrawlJob | undefined
 }
 
-/** The web service. The remote layer and the local crawler engine implement it. */
+/**
+ * The web service. The remote layer and the local crawler engine implement it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Service {
   /** Starts a crawl job (one idempotent request: retries never start a second job). */
   readonly crawl: (request: CrawlRequest) => Effect.Effect<CrawlStarted, RagError.ApiError>
@@ -252,16 +381,29 @@ export interface Service {
   readonly scrape: (request: ScrapeRequest) => Effect.Effect<ScrapeResponse, RagError.ApiError>
 }
 
-/** The Tag. */
+/**
+ * The Tag.
+ *
+ * @since 0.1.0
+ * @category context
+ */
 export class Web extends Context.Tag("effect-rag/api/Web")<Web, Service>() {}
 
-/** The default time between two status queries of {@link Service.waitForCrawl}. */
+/**
+ * The default time between two status queries of {@link Service.waitForCrawl}.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultPollInterval: Duration.Duration = Duration.seconds(2)
 
 /**
  * The polling loop of {@link Service.waitForCrawl}, over any status query (shared with the local
  * engine): queries, waits `interval` while the job is `scraping`, and maps `failed` and
  * `cancelled` to `TaskFailed`.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const pollUntilDone = <E, R>(
   endpoint: string,
@@ -295,7 +437,12 @@ export const pollUntilDone = <E, R>(
 // Remote layer
 // =============================================================================
 
-/** Builds the remote service on {@link ApiHttp}; routes follow `settings.webRouting`. */
+/**
+ * Builds the remote service on {@link ApiHttp}; routes follow `settings.webRouting`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = Effect.gen(function*() {
   const http = yield* ApiHttp
   const routing = http.settings.webRouting
@@ -369,7 +516,12 @@ export const make = Effect.gen(function*() {
   return Web.of({ crawl, crawlStatus, crawlPages, waitForCrawl, cancel, map, scrape })
 })
 
-/** The remote layer (needs {@link ApiHttp}). */
+/**
+ * The remote layer (needs {@link ApiHttp}).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<Web, never, ApiHttp> = Layer.effect(Web, make)
 
 /** A `next` value that is a link (absolute, or a path on the crawl host) rather than a job id. */

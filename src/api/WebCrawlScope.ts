@@ -24,21 +24,42 @@ import * as Web from "./Web.js"
  * How a crawl uses the site's sitemaps (robots.txt `Sitemap:` lines, else `/sitemap.xml`):
  * `include` (default) with the links of the pages, `skip` not at all, `only` to say which
  * pages are returned (the start page and the sitemap's URLs).
+ *
+ * @since 0.1.0
+ * @category models
  */
 export type SitemapMode = "include" | "skip" | "only"
 
-/** The sitemap modes, for option parsers. */
+/**
+ * The sitemap modes, for option parsers.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const sitemapModes: ReadonlyArray<SitemapMode> = ["include", "skip", "only"]
 
-/** The crawl page limit an engine applies when a request has none. */
+/**
+ * The crawl page limit an engine applies when a request has none.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultLimit = 1000
 
-/** The link limit of a map when a request has none. */
+/**
+ * The link limit of a map when a request has none.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultMapLimit = 5000
 
 /**
  * Where a crawl may go and how deep: the limits of {@link Service.crawlWith}. Each depth limit
  * is one of the three depth models (see `docs/crawl.md`); any that are set all apply.
+ *
+ * @since 0.1.0
+ * @category models
  */
 export interface CrawlScope {
   /**
@@ -72,13 +93,23 @@ export interface CrawlScope {
   readonly ignoreQueryParameters?: boolean | undefined
 }
 
-/** A batch of a job: the job id and how many of its pages come before the batch. */
+/**
+ * A batch of a job: the job id and how many of its pages come before the batch.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Cursor {
   readonly id: string
   readonly skip: number
 }
 
-/** The capability. Job ids and `next` values are those of the same engine's `Web.crawlStatus`. */
+/**
+ * The capability. Job ids and `next` values are those of the same engine's `Web.crawlStatus`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Service {
   /**
    * Starts a crawl job with the limits of `scope`; `request.maxDepth` is not read (the scope
@@ -109,7 +140,12 @@ export interface Service {
   readonly running?: Effect.Effect<number> | undefined
 }
 
-/** The Tag. */
+/**
+ * The Tag.
+ *
+ * @since 0.1.0
+ * @category context
+ */
 export class WebCrawlScope extends Context.Tag("effect-rag/api/WebCrawlScope")<WebCrawlScope, Service>() {}
 
 // =============================================================================
@@ -133,6 +169,9 @@ const V2MapResponse = Schema.Struct({
  * `POST /v1/batch/scrape`. Its cursors are the server's `next` links (`/v1/crawl/{id}?skip=n`),
  * which the remote `crawlStatus` follows. It does not count the server's jobs (`running` is
  * absent: the server caps its own). In `single` routing every call fails with a `BadRequest`.
+ *
+ * @since 0.1.0
+ * @category constructors
  */
 export const makeCrawlScope = Effect.gen(function*() {
   const http = yield* ApiHttp
@@ -195,7 +234,12 @@ export const makeCrawlScope = Effect.gen(function*() {
   return WebCrawlScope.of({ crawlWith, batchScrape, mapWith, nextCursor, parseCursor })
 })
 
-/** The remote crawl-scope capability (needs `ApiHttp`; `firecrawl` routing). */
+/**
+ * The remote crawl-scope capability (needs `ApiHttp`; `firecrawl` routing).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const crawlScopeLayer: Layer.Layer<WebCrawlScope, never, ApiHttp> = Layer.effect(
   WebCrawlScope,
   makeCrawlScope

@@ -48,30 +48,55 @@ import * as Metrics from "./Metrics.js"
 // Errors and data
 // =============================================================================
 
-/** The set cannot be built, read or written, or a run cannot be compared. */
+/**
+ * The set cannot be built, read or written, or a run cannot be compared.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class EvalError extends Data.TaggedError("EvalError")<{
   readonly message: string
   readonly cause?: unknown
 }> {}
 
-/** Judgements: query id -> relevant document id -> grade (as BEIR's `qrels/test.tsv`). */
+/**
+ * Judgements: query id -> relevant document id -> grade (as BEIR's `qrels/test.tsv`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Qrels = ReadonlyMap<string, ReadonlyMap<string, number>>
 
-/** One corpus document of a set (BEIR `corpus.jsonl` line). */
+/**
+ * One corpus document of a set (BEIR `corpus.jsonl` line).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface SetDocument {
   readonly _id: string
   readonly title: string
   readonly text: string
 }
 
-/** One query of a set (BEIR `queries.jsonl` line; `metadata` says where it came from). */
+/**
+ * One query of a set (BEIR `queries.jsonl` line; `metadata` says where it came from).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface SetQuery {
   readonly _id: string
   readonly text: string
   readonly metadata: { readonly chunk: string; readonly document: string }
 }
 
-/** How a set was made (`manifest.json`). */
+/**
+ * How a set was made (`manifest.json`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Manifest {
   readonly format: "effect-rag-eval-set"
   readonly version: 1
@@ -98,7 +123,12 @@ export interface Manifest {
   readonly rejected: Record<string, number>
 }
 
-/** A test set in memory. */
+/**
+ * A test set in memory.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface TestSet {
   readonly manifest: Manifest
   readonly corpus: ReadonlyArray<SetDocument>
@@ -111,7 +141,12 @@ export interface TestSet {
 // Seeded randomness
 // =============================================================================
 
-/** A seeded generator of uniform numbers in [0, 1) (mulberry32: the same seed gives the same sequence everywhere). */
+/**
+ * A seeded generator of uniform numbers in [0, 1) (mulberry32: the same seed gives the same sequence everywhere).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const random = (seed: number): (() => number) => {
   let a = seed >>> 0
   return () => {
@@ -136,7 +171,12 @@ const shuffle = <A>(xs: ReadonlyArray<A>, next: () => number): Array<A> => {
 // Sampling
 // =============================================================================
 
-/** Chunks with fewer words are never sampled (too little to ask about). */
+/**
+ * Chunks with fewer words are never sampled (too little to ask about).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultMinWords = 12
 
 const byId = (a: Hit, b: Hit) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
@@ -146,6 +186,9 @@ const byId = (a: Hit, b: Hit) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
  * each giving its next chunk (in a seeded order) until the size is reached or the chunks run
  * out, so every document is represented before any gives a second chunk. Chunks of fewer than
  * `minWords` words are left out.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const sample = (
   chunks: ReadonlyArray<Hit>,
@@ -176,16 +219,31 @@ export const sample = (
 // Known-item queries
 // =============================================================================
 
-/** Words of a known-item query (default 4). */
+/**
+ * Words of a known-item query (default 4).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultQueryTerms = 4
 
-/** Document frequencies of the analysed terms over chunks. */
+/**
+ * Document frequencies of the analysed terms over chunks.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface TermStats {
   readonly chunks: number
   readonly df: ReadonlyMap<string, number>
 }
 
-/** Counts in how many chunks each analysed term occurs (title and text). */
+/**
+ * Counts in how many chunks each analysed term occurs (title and text).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const termStats = (chunks: ReadonlyArray<Hit>): TermStats => {
   const df = new Map<string, number>()
   for (const c of chunks) {
@@ -200,6 +258,9 @@ export const termStats = (chunks: ReadonlyArray<Hit>): TermStats => {
  * BM25's idf `ln(1 + (N - df + 0.5) / (df + 0.5))` over the collection's chunks, written in the
  * order they first occur in the chunk. Words of fewer than 3 characters and words without a
  * letter are left out. Undefined when the chunk has fewer than 2 such words.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const knownItemQuery = (chunk: Hit, stats: TermStats, terms = defaultQueryTerms): string | undefined => {
   const tokens = analyze(chunk.text).filter((t) => t.word.length >= 3 && /\p{L}/u.test(t.word))
@@ -223,13 +284,28 @@ export const knownItemQuery = (chunk: Hit, stats: TermStats, terms = defaultQuer
 // Generated questions
 // =============================================================================
 
-/** The version of {@link questionPrompt}; recorded in every generated set's manifest. */
+/**
+ * The version of {@link questionPrompt}; recorded in every generated set's manifest.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const promptVersion = "eval-questions/1"
 
-/** Questions whose share of word bigrams found in the chunk is above this are rejected (default 0.5). */
+/**
+ * Questions whose share of word bigrams found in the chunk is above this are rejected (default 0.5).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultMaxOverlap = 0.5
 
-/** The system prompt of the question writer. */
+/**
+ * The system prompt of the question writer.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const questionPrompt = [
   "You write questions to test a search engine over a document collection.",
   "You are given one passage from the collection. Write questions that this passage answers, as a person would ask them who has not seen the passage:",
@@ -237,7 +313,12 @@ export const questionPrompt = [
   "Write exactly the number of questions asked for, one per line, with no numbering and nothing else."
 ].join(" ")
 
-/** The user message for one passage. */
+/**
+ * The user message for one passage.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const questionRequest = (chunk: Pick<Hit, "text" | "title">, count: number, maxChars = 2000): string =>
   `Write ${count} question${count === 1 ? "" : "s"} about this passage${chunk.title ? ` (from "${chunk.title}")` : ""}.\n\nPassage:\n${chunk.text.slice(0, maxChars)}`
 
@@ -251,6 +332,9 @@ const bigrams = (text: string): Array<string> => {
 /**
  * The share of a question's word bigrams (lower-cased words, stop words kept) that occur in the
  * chunk: 0 for a question in its own words, 1 for a copied sentence.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const overlap = (question: string, chunk: string): number => {
   const q = bigrams(question)
@@ -259,7 +343,12 @@ export const overlap = (question: string, chunk: string): number => {
   return q.filter((b) => inChunk.has(b)).length / q.length
 }
 
-/** Reads the model's reply into questions: one a line, numbering and bullets removed. */
+/**
+ * Reads the model's reply into questions: one a line, numbering and bullets removed.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const parseQuestions = (reply: string): Array<string> =>
   reply.split(/\r?\n/)
     .map((l) => l.replace(/^\s*(?:[-*•]|\d+[.)]|Q\d*[:.])\s*/i, "").trim())
@@ -269,7 +358,12 @@ export const parseQuestions = (reply: string): Array<string> =>
 // Build
 // =============================================================================
 
-/** Options of {@link build}. */
+/**
+ * Options of {@link build}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface BuildOptions {
   /** Chunks to sample (default 50). */
   readonly size?: number | undefined
@@ -281,7 +375,12 @@ export interface BuildOptions {
   readonly minWords?: number | undefined
 }
 
-/** Options of {@link buildWithModel}. */
+/**
+ * Options of {@link buildWithModel}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface ModelBuildOptions extends BuildOptions {
   /** The chat model (default: the Chat layer's default, `EFFECT_RAG_CHAT_MODEL`). */
   readonly model?: string | undefined
@@ -293,7 +392,12 @@ export interface ModelBuildOptions extends BuildOptions {
   readonly concurrency?: number | undefined
 }
 
-/** What building a set can fail with. */
+/**
+ * What building a set can fail with.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type BuildError = EvalError | VectorStoreError
 
 const readChunks = (collection: Collection): Effect.Effect<ReadonlyArray<Hit>, BuildError> =>
@@ -306,7 +410,12 @@ const chunkOrder = (h: Hit): number => {
   return typeof c === "number" ? c : Number.MAX_SAFE_INTEGER
 }
 
-/** The collection's documents as corpus lines: each document's chunks joined in chunk order. */
+/**
+ * The collection's documents as corpus lines: each document's chunks joined in chunk order.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const corpusOf = (chunks: ReadonlyArray<Hit>): Array<SetDocument> => {
   const byDoc = new Map<string, Array<Hit>>()
   for (const c of chunks) {
@@ -339,6 +448,9 @@ const baseManifest = (collection: Collection, chunks: ReadonlyArray<Hit>, corpus
  * Builds a known-item set from a collection, offline: samples chunks (see {@link sample}) and
  * makes one query per chunk ({@link knownItemQuery}). Fails with `EvalError` when the store
  * cannot list chunks or no chunk is usable.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const build = (collection: Collection, options: BuildOptions = {}): Effect.Effect<TestSet, BuildError> =>
   Effect.gen(function*() {
@@ -377,6 +489,9 @@ export const build = (collection: Collection, options: BuildOptions = {}): Effec
  * repeat another or have fewer than 3 words are rejected and counted in the manifest. Fails with
  * the chat service's `ApiError`, or `EvalError` when no model is configured or no question is
  * kept.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const buildWithModel = (
   collection: Collection,
@@ -443,7 +558,12 @@ export const buildWithModel = (
 // BEIR folder
 // =============================================================================
 
-/** Writes a set as a BEIR folder with its `manifest.json` (files replaced). */
+/**
+ * Writes a set as a BEIR folder with its `manifest.json` (files replaced).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const writeSet = (dir: string, set: TestSet): Effect.Effect<void, EvalError> =>
   Effect.try({
     try: () => {
@@ -458,7 +578,12 @@ export const writeSet = (dir: string, set: TestSet): Effect.Effect<void, EvalErr
     catch: (cause) => new EvalError({ message: `cannot write the set to ${dir}: ${cause instanceof Error ? cause.message : String(cause)}`, cause })
   })
 
-/** A set read back: its manifest (when there is one), queries and judgements (the corpus is not read). */
+/**
+ * A set read back: its manifest (when there is one), queries and judgements (the corpus is not read).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface LoadedSet {
   readonly dir: string
   readonly manifest: Manifest | undefined
@@ -466,7 +591,12 @@ export interface LoadedSet {
   readonly qrels: Qrels
 }
 
-/** Reads a set folder (any BEIR folder: the manifest is optional); only judged queries are kept. */
+/**
+ * Reads a set folder (any BEIR folder: the manifest is optional); only judged queries are kept.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const readSet = (dir: string): Effect.Effect<LoadedSet, EvalError> =>
   Effect.try({
     try: () => {
@@ -497,20 +627,35 @@ export const readSet = (dir: string): Effect.Effect<LoadedSet, EvalError> =>
 // Paired bootstrap
 // =============================================================================
 
-/** Bootstrap settings: resamples (default 1,000) and seed (default 1). */
+/**
+ * Bootstrap settings: resamples (default 1,000) and seed (default 1).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface BootstrapOptions {
   readonly resamples?: number | undefined
   readonly seed?: number | undefined
 }
 
-/** A mean with its 95 % bootstrap interval. */
+/**
+ * A mean with its 95 % bootstrap interval.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Interval {
   readonly mean: number
   readonly lo: number
   readonly hi: number
 }
 
-/** A paired difference (`b - a`) with its 95 % interval; significant when the interval excludes 0. */
+/**
+ * A paired difference (`b - a`) with its 95 % interval; significant when the interval excludes 0.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Difference extends Interval {
   readonly significant: boolean
   /** Two-sided bootstrap p-value: twice the smaller share of resampled differences at or beyond 0 on either side (at most 1). */
@@ -538,7 +683,12 @@ const percentileInterval = (stats: Array<number>): { lo: number; hi: number } =>
   return { lo: stats[Math.max(0, Math.floor(0.025 * b))]!, hi: stats[Math.min(b - 1, Math.ceil(0.975 * b) - 1)]! }
 }
 
-/** The mean of per-query values with a 95 % percentile-bootstrap interval (queries resampled with replacement). */
+/**
+ * The mean of per-query values with a 95 % percentile-bootstrap interval (queries resampled with replacement).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const interval = (values: ReadonlyArray<number>, options: BootstrapOptions = {}): Interval => {
   const n = values.length
   if (n === 0) return { mean: 0, lo: 0, hi: 0 }
@@ -555,6 +705,9 @@ export const interval = (values: ReadonlyArray<number>, options: BootstrapOption
  * values): each resample draws queries with replacement and takes the mean difference; the 95 %
  * interval is the 2.5th to 97.5th percentile. Significant when the interval lies strictly above
  * or below 0. Fails with `EvalError` when the two lists differ in length.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const pairedDifference = (
   a: ReadonlyArray<number>,
@@ -584,7 +737,12 @@ export const pairedDifference = (
 // Run
 // =============================================================================
 
-/** One retrieval setting to measure: a name, a collection, and the retrieval options. */
+/**
+ * One retrieval setting to measure: a name, a collection, and the retrieval options.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Setting {
   readonly name: string
   readonly collection: Collection
@@ -592,13 +750,23 @@ export interface Setting {
   readonly retrieve: Omit<Retrieve.Options, "limit" | "groupBy">
 }
 
-/** Options of {@link run}. */
+/**
+ * Options of {@link run}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface RunOptions extends BootstrapOptions {
   /** The k of Recall@k (default 100; nDCG and MRR are at 10). */
   readonly recallK?: number | undefined
 }
 
-/** The metrics of one setting, per query (in the order of {@link RunReport.queryIds}). */
+/**
+ * The metrics of one setting, per query (in the order of {@link RunReport.queryIds}).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface PerQuery {
   readonly "ndcg@10": ReadonlyArray<number>
   readonly recall: ReadonlyArray<number>
@@ -606,13 +774,28 @@ export interface PerQuery {
   readonly ms: ReadonlyArray<number>
 }
 
-/** The metrics compared (per query and in intervals). */
+/**
+ * The metrics compared (per query and in intervals).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const metrics = ["ndcg@10", "recall", "mrr@10"] as const
 
-/** One metric's name. */
+/**
+ * One metric's name.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Metric = (typeof metrics)[number]
 
-/** The figures of one setting. */
+/**
+ * The figures of one setting.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface SettingResult {
   readonly name: string
   readonly collection: string
@@ -624,7 +807,12 @@ export interface SettingResult {
   readonly perQuery: PerQuery
 }
 
-/** A run; `JSON.stringify` gives the file `eval run --json` writes and `--baseline` reads. */
+/**
+ * A run; `JSON.stringify` gives the file `eval run --json` writes and `--baseline` reads.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface RunReport {
   readonly format: "effect-rag-eval-run"
   readonly version: 1
@@ -644,7 +832,12 @@ export interface RunReport {
   readonly settings: ReadonlyArray<SettingResult>
 }
 
-/** The id of a set's judged queries (sha-256 of the ids, texts and judgements, 16 hex digits). */
+/**
+ * The id of a set's judged queries (sha-256 of the ids, texts and judgements, 16 hex digits).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const setId = (set: LoadedSet): string => {
   const h = createHash("sha256")
   for (const q of set.queries) {
@@ -662,6 +855,9 @@ export const setId = (set: LoadedSet): string => {
  * the paired difference of each setting with the first. Fails with the retrieval's errors (an
  * embedder of another model than the collection's: `EmbeddingMismatch`; vector modes without
  * an embedder: `ConfigurationError`).
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const run = (
   set: LoadedSet,
@@ -744,7 +940,12 @@ const round = (x: number): number => Math.round(x * 1000) / 1000
 // Baseline
 // =============================================================================
 
-/** One metric of one setting compared with a saved run (`current - baseline`). */
+/**
+ * One metric of one setting compared with a saved run (`current - baseline`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface BaselineComparison {
   readonly setting: string
   readonly metric: Metric
@@ -760,6 +961,9 @@ export interface BaselineComparison {
  * the paired bootstrap over the same queries. A regression is a significant drop (the interval
  * of `current - baseline` lies below 0). Fails with `EvalError` when the runs were made on
  * different sets (other queries or judgements) or share no setting.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const compareWithBaseline = (
   current: RunReport,
@@ -808,7 +1012,12 @@ const signed = (x: number) => `${x >= 0 ? "+" : ""}${x.toFixed(3)}`
 const cell = (i: Interval) => `${f3(i.mean)} [${f3(i.lo)}, ${f3(i.hi)}]`
 const diffCell = (d: Difference) => `${signed(d.mean)} [${signed(d.lo)}, ${signed(d.hi)}]${d.significant ? " *" : "  "}`
 
-/** The run as text: the settings side by side with intervals, then the differences with the first setting. */
+/**
+ * The run as text: the settings side by side with intervals, then the differences with the first setting.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const table = (r: RunReport): string => {
   const width = Math.max(8, ...r.settings.map((s) => s.name.length))
   const col = 22
@@ -830,7 +1039,12 @@ export const table = (r: RunReport): string => {
   return lines.join("\n")
 }
 
-/** The comparison with a baseline as text; regressions marked. */
+/**
+ * The comparison with a baseline as text; regressions marked.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const baselineTable = (rows: ReadonlyArray<BaselineComparison>, recallK: number): string => {
   const width = Math.max(8, ...rows.map((r) => r.setting.length))
   return [
@@ -845,7 +1059,12 @@ export const baselineTable = (rows: ReadonlyArray<BaselineComparison>, recallK: 
 // Citation precision
 // =============================================================================
 
-/** Options of {@link citationPrecision}: those of `Answer.ask`, the support threshold and a cap on questions. */
+/**
+ * Options of {@link citationPrecision}: those of `Answer.ask`, the support threshold and a cap on questions.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface CitationOptions extends Answer.AskOptions, BootstrapOptions {
   /** The support threshold of `AnswerCheck.check` (default its `defaultThreshold`, 0.5). */
   readonly threshold?: number | undefined
@@ -855,7 +1074,12 @@ export interface CitationOptions extends Answer.AskOptions, BootstrapOptions {
   readonly judge?: AnswerCheck.JudgeOptions | undefined
 }
 
-/** How well answers are held by their citations, over a set's questions. */
+/**
+ * How well answers are held by their citations, over a set's questions.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface CitationReport {
   /** How sentences were checked: `lexical` (`AnswerCheck.check`) or `judge` (`AnswerCheck.judge`). */
   readonly method: "lexical" | "judge"
@@ -877,6 +1101,9 @@ export interface CitationReport {
  * cited sentences their passages support) with a bootstrap interval, and how many answers cite
  * the relevant document. Asks as the `Principal` in the context. Fails with `Answer.ask`'s
  * errors (no chat model: `ChatNotConfigured`).
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const citationPrecision = (
   set: LoadedSet,
@@ -915,7 +1142,12 @@ export const citationPrecision = (
     }
   }).pipe(Effect.withSpan("Eval.citationPrecision"))
 
-/** The citation report as one line. */
+/**
+ * The citation report as one line.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const citationLine = (r: CitationReport): string =>
   `citation precision${r.method === "judge" ? " (judged by the chat model)" : ""} ${cell(r.precision)} over ${r.answersWithCitations} of ${r.questions} answers with citations; ` +
   `${r.supported} cited sentence(s) supported, ${r.unsupported} unsupported, ${r.uncited} without citation; ` +

@@ -19,7 +19,7 @@ import type * as Rerank from "../api/Rerank.js"
 import * as Retrieve from "../pipeline/Retrieve.js"
 import { defaultFusion } from "../store/Fusion.js"
 import * as LanceDbStore from "../store/LanceDbStore.js"
-import { type Chunk, type Fusion, VectorStore } from "../store/VectorStore.js"
+import { type Chunk, type Collection, type Fusion, VectorStore } from "../store/VectorStore.js"
 import * as Beir from "./Beir.js"
 import * as Metrics from "./Metrics.js"
 
@@ -117,22 +117,156 @@ const sampleRss = () => {
   if (r > peakRss) peakRss = r
 }
 
+/** What {@link ingestCorpus} measured. */
+interface Ingested {
+  readonly documents: number
+  readonly chunks: number
+  readonly embedMs: number
+  readonly writeMs: number
+  readonly indexMs: number
+  readonly ingestSeconds: number
+}
+
+/** Streams the corpus into `collection` in bounded batches (embedded when there is an embedder), then optimizes it. */
+const ingestCorpus = (ds: Beir.Dataset, collection: Collection, options: Options) =>
+  Effect.gen(function*() {
+    const log = options.log ?? (() => {})
+    const embedder = options.embedder
+    const passageWords = options.passageWords ?? 0
+    let documents = 0
+    let chunks = 0
+    let embedMs = 0
+    let writeMs = 0
+    const t0 = performance.now()
+    yield* Beir.corpus(ds).pipe(
+      Stream.grouped(Math.max(1, options.batchSize ?? 256)),
+      Stream.runForEach((group) =>
+        Effect.gen(function*() {
+          const docs = EChunk.toReadonlyArray(group)
+          documents += docs.length
+          const rows: Array<Chunk> = docs.flatMap((d) =>
+            passages(d.text, passageWords).map((text, i) => ({
+              id: passageWords > 0 ? `${d.id}#${i}` : d.id,
+              documentId: d.id,
+              title: d.title === "" ? undefined : d.title,
+              text
+            }))
+          )
+          let vectors: ReadonlyArray<Float32Array> | undefined
+          if (embedder !== undefined) {
+            const te = performance.now()
+            const embedded = yield* embedder.service.embed(rows.map((r) => (r.title ? `${r.title}. ${r.text}` : r.text)))
+            embedMs += performance.now() - te
+            vectors = embedded.vectors
+          }
+          const tw = performance.now()
+          yield* collection.upsert(vectors === undefined ? rows : rows.map((r, i) => ({ ...r, vector: vectors[i]! })))
+          writeMs += performance.now() - tw
+          chunks += rows.length
+          sampleRss()
+          log(`ingested ${documents} documents (${chunks} chunks)`)
+        })
+      )
+    )
+    const ti = performance.now()
+    yield* collection.optimize()
+    const indexMs = performance.now() - ti
+    return { documents, chunks, embedMs, writeMs, indexMs, ingestSeconds: (performance.now() - t0) / 1000 } satisfies Ingested
+  })
+
+/** Runs every query in every mode the options allow; the modes that cannot run are named with the reason. */
+const measureModes = (
+  collection: Collection,
+  queries: ReadonlyArray<Beir.BeirQuery>,
+  qrels: Metrics.Qrels,
+  options: Options
+) =>
+  Effect.gen(function*() {
+    const log = options.log ?? (() => {})
+    const embedder = options.embedder
+    const passageWords = options.passageWords ?? 0
+    const modes: Record<string, ModeResult> = {}
+    const skipped: Record<string, string> = {}
+    const groupBy = passageWords > 0 ? ("document" as const) : ("chunk" as const)
+    const measure = (name: string, opts: Retrieve.Options) =>
+      Effect.gen(function*() {
+        const runs = new Map<string, ReadonlyArray<string>>()
+        const times: Array<number> = []
+        for (const q of queries) {
+          const t = performance.now()
+          const hits = yield* Retrieve.retrieve(collection, q.text, {
+            ...opts,
+            limit: 100,
+            candidates: passageWords > 0 ? 300 : 100,
+            groupBy
+          })
+          times.push(performance.now() - t)
+          runs.set(q.id, hits.map((h) => h.documentId))
+        }
+        sampleRss()
+        const s = Metrics.evaluate(runs, qrels)
+        modes[name] = {
+          ...s,
+          p50_ms: round(Metrics.percentile(times, 50)),
+          p95_ms: round(Metrics.percentile(times, 95))
+        }
+        log(`${name}: nDCG@10 ${s["ndcg@10"].toFixed(4)}`)
+      })
+
+    yield* measure("fulltext", { mode: "fulltext", fullText: options.fullText })
+    yield* measure("fulltext-plain", { mode: "fulltext", fullText: Retrieve.plainFullText })
+    for (const variant of options.fullTextSweep ?? []) {
+      yield* measure(`fulltext ${variant.name}`, { mode: "fulltext", fullText: variant.fullText })
+    }
+    const reason = options.noEmbedderReason ?? "no embedder configured (--embedder none)"
+    if (embedder === undefined) {
+      skipped["vector"] = reason
+      skipped["hybrid"] = reason
+    } else {
+      yield* measure("vector", { mode: "vector", embeddings: embedder.service })
+      yield* measure("hybrid", {
+        mode: "hybrid",
+        embeddings: embedder.service,
+        fullText: options.fullText,
+        fusion: options.fusion
+      })
+      for (const variant of options.fusionSweep ?? []) {
+        yield* measure(`hybrid ${variant.name}`, {
+          mode: "hybrid",
+          embeddings: embedder.service,
+          fullText: options.fullText,
+          fusion: variant.fusion
+        })
+      }
+    }
+    if (embedder === undefined) skipped["hybrid+rerank"] = reason
+    else if (options.reranker === undefined) skipped["hybrid+rerank"] = options.noRerankerReason ?? "no reranker configured"
+    else {
+      yield* measure("hybrid+rerank", {
+        mode: "hybrid",
+        embeddings: embedder.service,
+        fullText: options.fullText,
+        fusion: options.fusion,
+        reranker: options.reranker.service,
+        rerankTop: 50
+      })
+    }
+    return { modes, skipped }
+  })
+
 /** Runs the benchmark. */
 export const run = (options: Options) =>
   Effect.gen(function*() {
-    const log = options.log ?? (() => {})
     const ds = yield* Beir.locate(options.dataset, options.split)
     const qrels = yield* Beir.qrels(ds)
     const queries = yield* Beir.queries(ds, qrels)
     const dir = options.storeDir ?? mkdtempSync(join(tmpdir(), "effect-rag-bench-"))
     const cleanup = options.storeDir === undefined
     const embedder = options.embedder
-    const batchSize = Math.max(1, options.batchSize ?? 256)
-    const passageWords = options.passageWords ?? 0
     peakRss = 0
     sampleRss()
 
-    const report = yield* Effect.gen(function*() {
+    return yield* Effect.gen(function*() {
       const store = yield* VectorStore
       yield* store.drop(ds.name)
       const collection = yield* store.collection({
@@ -141,136 +275,28 @@ export const run = (options: Options) =>
           ? undefined
           : { model: embedder.service.defaultModel, dimension: embedder.service.dimension ?? 0 }
       })
-
-      // ---- ingest: stream the corpus in bounded batches ----
-      let documents = 0
-      let chunks = 0
-      let embedMs = 0
-      let writeMs = 0
-      const t0 = performance.now()
-      yield* Beir.corpus(ds).pipe(
-        Stream.grouped(batchSize),
-        Stream.runForEach((group) =>
-          Effect.gen(function*() {
-            const docs = EChunk.toReadonlyArray(group)
-            documents += docs.length
-            const rows: Array<Chunk> = docs.flatMap((d) =>
-              passages(d.text, passageWords).map((text, i) => ({
-                id: passageWords > 0 ? `${d.id}#${i}` : d.id,
-                documentId: d.id,
-                title: d.title === "" ? undefined : d.title,
-                text
-              }))
-            )
-            let vectors: ReadonlyArray<Float32Array> | undefined
-            if (embedder !== undefined) {
-              const te = performance.now()
-              const embedded = yield* embedder.service.embed(rows.map((r) => (r.title ? `${r.title}. ${r.text}` : r.text)))
-              embedMs += performance.now() - te
-              vectors = embedded.vectors
-            }
-            const tw = performance.now()
-            yield* collection.upsert(vectors === undefined ? rows : rows.map((r, i) => ({ ...r, vector: vectors[i]! })))
-            writeMs += performance.now() - tw
-            chunks += rows.length
-            sampleRss()
-            log(`ingested ${documents} documents (${chunks} chunks)`)
-          })
-        )
-      )
-      const ti = performance.now()
-      yield* collection.optimize()
-      const indexMs = performance.now() - ti
-      const ingestSeconds = (performance.now() - t0) / 1000
-
-      // ---- queries ----
-      const modes: Record<string, ModeResult> = {}
-      const skipped: Record<string, string> = {}
-      const groupBy = passageWords > 0 ? ("document" as const) : ("chunk" as const)
-      const measure = (name: string, opts: Retrieve.Options) =>
-        Effect.gen(function*() {
-          const runs = new Map<string, ReadonlyArray<string>>()
-          const times: Array<number> = []
-          for (const q of queries) {
-            const t = performance.now()
-            const hits = yield* Retrieve.retrieve(collection, q.text, {
-              ...opts,
-              limit: 100,
-              candidates: passageWords > 0 ? 300 : 100,
-              groupBy
-            })
-            times.push(performance.now() - t)
-            runs.set(q.id, hits.map((h) => h.documentId))
-          }
-          sampleRss()
-          const s = Metrics.evaluate(runs, qrels)
-          modes[name] = {
-            ...s,
-            p50_ms: round(Metrics.percentile(times, 50)),
-            p95_ms: round(Metrics.percentile(times, 95))
-          }
-          log(`${name}: nDCG@10 ${s["ndcg@10"].toFixed(4)}`)
-        })
-
-      yield* measure("fulltext", { mode: "fulltext", fullText: options.fullText })
-      yield* measure("fulltext-plain", { mode: "fulltext", fullText: Retrieve.plainFullText })
-      for (const variant of options.fullTextSweep ?? []) {
-        yield* measure(`fulltext ${variant.name}`, { mode: "fulltext", fullText: variant.fullText })
-      }
-      const reason = options.noEmbedderReason ?? "no embedder configured (--embedder none)"
-      if (embedder === undefined) {
-        skipped["vector"] = reason
-        skipped["hybrid"] = reason
-      } else {
-        yield* measure("vector", { mode: "vector", embeddings: embedder.service })
-        yield* measure("hybrid", {
-          mode: "hybrid",
-          embeddings: embedder.service,
-          fullText: options.fullText,
-          fusion: options.fusion
-        })
-        for (const variant of options.fusionSweep ?? []) {
-          yield* measure(`hybrid ${variant.name}`, {
-            mode: "hybrid",
-            embeddings: embedder.service,
-            fullText: options.fullText,
-            fusion: variant.fusion
-          })
-        }
-      }
-      if (embedder === undefined) skipped["hybrid+rerank"] = reason
-      else if (options.reranker === undefined) skipped["hybrid+rerank"] = options.noRerankerReason ?? "no reranker configured"
-      else {
-        yield* measure("hybrid+rerank", {
-          mode: "hybrid",
-          embeddings: embedder.service,
-          fullText: options.fullText,
-          fusion: options.fusion,
-          reranker: options.reranker.service,
-          rerankTop: 50
-        })
-      }
-
+      const ingested = yield* ingestCorpus(ds, collection, options)
+      const { modes, skipped } = yield* measureModes(collection, queries, qrels, options)
       return {
         dataset: ds.name,
         queries: queries.length,
-        documents,
+        documents: ingested.documents,
         embedder: embedder?.id ?? "none",
         modes,
         skipped,
         ingest: {
-          chunks,
-          seconds: round(ingestSeconds),
-          docs_per_s: round(documents / Math.max(1e-9, ingestSeconds)),
-          embed_seconds: round(embedMs / 1000),
-          write_seconds: round(writeMs / 1000),
-          index_seconds: round(indexMs / 1000)
+          chunks: ingested.chunks,
+          seconds: round(ingested.ingestSeconds),
+          docs_per_s: round(ingested.documents / Math.max(1e-9, ingested.ingestSeconds)),
+          embed_seconds: round(ingested.embedMs / 1000),
+          write_seconds: round(ingested.writeMs / 1000),
+          index_seconds: round(ingested.indexMs / 1000)
         },
         peak_rss_mb: Math.round(peakRss / (1024 * 1024)),
         settings: {
           store: "lancedb",
-          batch_size: batchSize,
-          passage_words: passageWords,
+          batch_size: Math.max(1, options.batchSize ?? 256),
+          passage_words: options.passageWords ?? 0,
           fulltext: options.fullText ?? { titleBoost: Retrieve.defaultTitleBoost, feedback: Retrieve.defaultFeedback },
           fusion: options.fusion ?? defaultFusion,
           embedding_model: embedder === undefined
@@ -286,7 +312,6 @@ export const run = (options: Options) =>
         if (cleanup) rmSync(dir, { recursive: true, force: true })
       }))
     )
-    return report
   })
 
 const round = (x: number): number => Math.round(x * 1000) / 1000

@@ -10,12 +10,15 @@
  * each command loads what it runs when it runs (`Shared.load`). The modules loaded before a
  * command runs, and those `query` runs, import `effect/Module` and `@effect/platform/Module`
  * paths, never the package barrels (which load every module of the package: about 100 more
- * files of `effect`, the HTTP server and workers of `@effect/platform`). The options are checked
- * strictly (`argv.ts`) before any command runs.
+ * files of `effect`, the HTTP server and workers of `@effect/platform`).
+ *
+ * One list of commands ({@link tree}'s source) builds the parser and dispatch, the strict option
+ * check and the help (`argv.ts`); the options are checked before any command runs, and the usage
+ * errors of `@effect/cli` are printed in our words (`effect-rag: missing argument TEXT for …`).
  *
  * @since 0.1.0
  */
-import { Command, ValidationError } from "@effect/cli"
+import { Command, HelpDoc, ValidationError } from "@effect/cli"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Cause from "effect/Cause"
@@ -51,49 +54,48 @@ const version = (): string => {
 /** `extract` runs on the `Upload` service chosen by `EFFECT_RAG_UPLOAD` (loaded when it runs). */
 const extractCommand = extract.command.pipe(Command.provide(Wiring.uploadFromConfig()))
 
-const leaf = (command: Argv.Node["command"], name: string): Argv.Node => ({ name, command, children: [] })
+/**
+ * The commands, in the order of `effect-rag --help`: the one list that builds the parser and
+ * dispatch (`Command.withSubcommands`), the strict option check and the help (`Argv.treeOf`
+ * reads each command's declaration, and a group's subcommands from the group itself). A new
+ * command is one entry here (see docs/contributing.md).
+ */
+const commands = [
+  ingest.command,
+  query.command,
+  ask.command,
+  collections.command,
+  models.command,
+  extractCommand,
+  web.scrapeCommand,
+  web.crawlCommand,
+  web.mapCommand,
+  bench.command,
+  evaluate.command,
+  serve.command,
+  worker.command
+] as const
 
-const subcommands: ReadonlyArray<Argv.Node> = [
-  leaf(ingest.command, "ingest"),
-  leaf(query.command, "query"),
-  leaf(ask.command, "ask"),
-  {
-    name: "collections",
-    command: collections.command,
-    children: [leaf(collections.listCommand, "list"), leaf(collections.statsCommand, "stats"), leaf(collections.dropCommand, "drop")]
-  },
-  leaf(models.command, "models"),
-  leaf(extractCommand, "extract"),
-  leaf(web.scrapeCommand, "scrape"),
-  leaf(web.crawlCommand, "crawl"),
-  leaf(web.mapCommand, "map"),
-  { name: "bench", command: bench.command, children: [leaf(bench.retrieval, "retrieval")] },
-  { name: "eval", command: evaluate.command, children: [leaf(evaluate.buildCommand, "build"), leaf(evaluate.runCommand, "run")] },
-  leaf(serve.command, "serve"),
-  leaf(worker.command, "worker")
-]
+/**
+ * A console that drops what `@effect/cli` prints on a usage error while it parses (the error
+ * is reworded and printed by `main`); a command's handler gets `real` back.
+ */
+interface ParseConsole extends Console.Console {
+  readonly real: Console.Console
+}
+
+const parseConsole = (real: Console.Console): ParseConsole => ({ ...real, real, error: () => Effect.void })
 
 const root = Command.make("effect-rag").pipe(
   Command.withDescription("Typed, reliable, measurable RAG on Effect: the AI API as typed services, local engines, LanceDB."),
-  Command.withSubcommands([
-    ingest.command,
-    query.command,
-    ask.command,
-    collections.command,
-    models.command,
-    extractCommand,
-    web.scrapeCommand,
-    web.crawlCommand,
-    web.mapCommand,
-    bench.command,
-    evaluate.command,
-    serve.command,
-    worker.command
-  ])
+  Command.withSubcommands(commands),
+  Command.transformHandler((handler) =>
+    Effect.flatMap(Effect.console, (console) => "real" in console ? Effect.withConsole(handler, (console as ParseConsole).real) : handler)
+  )
 )
 
 /** The command tree (for the strict option check and the help). */
-export const tree: Argv.Node = { name: "effect-rag", command: root, children: subcommands }
+export const tree: Argv.Node = Argv.treeOf("effect-rag", root.descriptor, commands)
 
 /** Runs the CLI with the given arguments (`process.argv` shape). */
 export const run = Command.run(root, { name: "effect-rag", version: version() })
@@ -106,18 +108,25 @@ const describe = (error: unknown): string => {
   return Shared.forCli(text.split("\n")[0]!)
 }
 
+/** A usage error: one line on stderr, exit 2. */
+const usage = (message: string) => Console.error(`effect-rag: ${message}`).pipe(Effect.zipRight(Shared.setExitCode(Shared.ExitCode.usage)))
+
 const main = (argv: ReadonlyArray<string>) =>
   Effect.suspend(() => {
-    const checked = Argv.check(tree, argv.slice(2))
+    const args = argv.slice(2)
+    const checked = Argv.check(tree, args)
     switch (checked._tag) {
       case "Usage":
-        return Console.error(`effect-rag: ${checked.message}`).pipe(Effect.zipRight(Shared.setExitCode(Shared.ExitCode.usage)))
+        return usage(checked.message)
       case "Help":
         return Console.log(Argv.help(checked.path, version()))
       case "Version":
         return Console.log(version())
       case "Ok":
-        return run(argv)
+        return Effect.flatMap(Effect.console, (real) => Effect.withConsole(run(argv), parseConsole(real))).pipe(
+          Effect.catchIf(ValidationError.isValidationError, (error) =>
+            usage(Argv.usageMessage(checked.path, args, HelpDoc.toAnsiText(error._tag === "HelpRequested" ? HelpDoc.empty : error.error))))
+        )
     }
   })
 
@@ -127,13 +136,7 @@ const program = main(process.argv).pipe(
   Effect.catchAllCause((cause) => {
     if (Cause.isInterruptedOnly(cause)) return Effect.void
     const failure = Cause.failureOption(cause)
-    if (failure._tag === "Some" && ValidationError.isValidationError(failure.value)) {
-      // @effect/cli has printed the usage problem already.
-      return Shared.setExitCode(Shared.ExitCode.usage)
-    }
-    if (failure._tag === "Some" && failure.value instanceof Shared.UsageError) {
-      return Console.error(`effect-rag: ${failure.value.message}`).pipe(Effect.zipRight(Shared.setExitCode(Shared.ExitCode.usage)))
-    }
+    if (failure._tag === "Some" && failure.value instanceof Shared.UsageError) return usage(failure.value.message)
     const message = failure._tag === "Some" ? describe(failure.value) : Cause.pretty(cause).split("\n")[0]!
     return Console.error(`effect-rag: ${message}`).pipe(Effect.zipRight(Shared.setExitCode(Shared.ExitCode.failure)))
   })

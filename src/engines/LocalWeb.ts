@@ -59,7 +59,12 @@ import { normalize, parseHttpUrl, pathDepth, sameSite } from "../internal/url.js
 // Options
 // =============================================================================
 
-/** Options of the local web engine. Every field has a default. */
+/**
+ * Options of the local web engine. Every field has a default.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Options {
   /** Allow private, loopback and link-local destinations (default false). */
   readonly allowPrivate?: boolean | undefined
@@ -111,24 +116,59 @@ export interface Options {
   readonly retention?: Duration.DurationInput | undefined
 }
 
-/** The `maxDepth` (link hops) of a crawl that does not set one, unless `Options.defaultMaxDepth` says otherwise. */
+/**
+ * The `maxDepth` (link hops) of a crawl that does not set one, unless `Options.defaultMaxDepth` says otherwise.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultMaxDepth = 10
 
-/** The `limit` of a crawl that does not set it, unless `Options.defaultLimit` says otherwise. */
+/**
+ * The `limit` of a crawl that does not set it, unless `Options.defaultLimit` says otherwise.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultLimit = WebCrawlScope.defaultLimit
 
-/** The `limit` (links) of a map that does not set it. */
+/**
+ * The `limit` (links) of a map that does not set it.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultMapLimit = WebCrawlScope.defaultMapLimit
 
-/** The bytes of pages per crawl job record, unless `Options.pageBytes` says otherwise (10 MiB). */
+/**
+ * The bytes of pages per crawl job record, unless `Options.pageBytes` says otherwise (10 MiB).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultPageBytes = 10 * 1024 * 1024
 
-/** The default `User-Agent`. */
+/**
+ * The default `User-Agent`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultUserAgent = "effect-rag/0.1 (local web engine)"
-/** The default mobile `User-Agent`. */
+/**
+ * The default mobile `User-Agent`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultMobileUserAgent = "Mozilla/5.0 (Linux; Android 14; Mobile) effect-rag/0.1 (local web engine)"
 
-/** The formats a page can be scraped to (`rawHtml` is the unfiltered page in `html`). */
+/**
+ * The formats a page can be scraped to (`rawHtml` is the unfiltered page in `html`).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const supportedFormats: ReadonlySet<string> = new Set(["markdown", "html", "rawHtml", "links"])
 
 interface Settings {
@@ -177,16 +217,36 @@ const settingsOf = (o: Options): Settings => ({
 // Crawl scope
 // =============================================================================
 
-/** How a crawl uses the site's sitemaps (the crawl-scope capability's {@link WebCrawlScope.SitemapMode}). */
+/**
+ * How a crawl uses the site's sitemaps (the crawl-scope capability's {@link WebCrawlScope.SitemapMode}).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type SitemapMode = WebCrawlScope.SitemapMode
 
-/** The sitemap modes, for option parsers. */
+/**
+ * The sitemap modes, for option parsers.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const sitemapModes: ReadonlyArray<SitemapMode> = WebCrawlScope.sitemapModes
 
-/** Where a crawl may go and how deep: the limits of {@link Service.crawlWith} ({@link WebCrawlScope.CrawlScope}). */
+/**
+ * Where a crawl may go and how deep: the limits of {@link Service.crawlWith} ({@link WebCrawlScope.CrawlScope}).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type CrawlScope = WebCrawlScope.CrawlScope
 
-/** The local web engine: the {@link Web.Service} and a crawl with explicit limits. */
+/**
+ * The local web engine: the {@link Web.Service} and a crawl with explicit limits.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Service extends Web.Service {
   /**
    * Starts a crawl job with the limits of `scope`; `request.maxDepth` is not read (the scope
@@ -215,7 +275,12 @@ export interface Service extends Web.Service {
   readonly running: Effect.Effect<number>
 }
 
-/** The local web engine's own Tag (the layer provides it beside {@link Web.Web}). */
+/**
+ * The local web engine's own Tag (the layer provides it beside {@link Web.Web}).
+ *
+ * @since 0.1.0
+ * @category context
+ */
 export class LocalWeb extends Context.Tag("effect-rag/engines/LocalWeb")<LocalWeb, Service>() {}
 
 // =============================================================================
@@ -276,10 +341,20 @@ const extractionError = (op: WebOperation, e: Upload.UploadError): RagError.ApiE
 // Jobs
 // =============================================================================
 
-/** The `next` cursor of a job record. */
+/**
+ * The `next` cursor of a job record.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const nextCursor = (id: string, skip: number): string => `local://crawl/${encodeURIComponent(id)}?skip=${skip}`
 
-/** Reads an id or a `next` cursor: the job id and the pages to skip. */
+/**
+ * Reads an id or a `next` cursor: the job id and the pages to skip.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const parseCursor = (idOrNext: string): { id: string; skip: number } => {
   const m = /^local:\/\/crawl\/([^?]+)(?:\?skip=(\d+))?$/.exec(idOrNext)
   if (!m) return { id: idOrNext, skip: 0 }
@@ -341,6 +416,9 @@ const isText = (mediaType: string): boolean =>
 /**
  * Builds the engine. Needs a `Scope` (background crawls and connection pools live in it) and
  * the {@link Upload.Upload} service for non-HTML pages.
+ *
+ * @since 0.1.0
+ * @category constructors
  */
 export const make = (options: Options = {}): Effect.Effect<Service, never, Scope.Scope | Upload.Upload> =>
   Effect.gen(function*() {
@@ -1047,6 +1125,9 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, Scope
  * with {@link Service.crawlWith}). Scoped: background crawls are interrupted and connections
  * closed when the layer is released. Needs {@link Upload.Upload} for non-HTML pages (e.g.
  * `LocalFiles.layer()`).
+ *
+ * @since 0.1.0
+ * @category layers
  */
 export const layer = (
   options: Options = {}
@@ -1062,6 +1143,9 @@ export const layer = (
 /**
  * The engine as the crawl-scope capability (`WebCrawlScope`): its scoped crawl, batch scrape,
  * map with a sitemap mode, job count, and its cursor codec ({@link nextCursor}).
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const crawlScopeOf = (engine: Service): WebCrawlScope.Service => ({
   crawlWith: engine.crawlWith,

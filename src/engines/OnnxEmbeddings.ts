@@ -45,7 +45,12 @@ import {
 export { LocalModelError } from "./internal/embed-common.js"
 export type { ModelSource } from "./internal/embed-onnx.js"
 
-/** Options of the layer. */
+/**
+ * Options of the layer.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Options extends ModelSource {
   /** The id the layer reports and collections record (default: folder name or hub id). */
   readonly modelId?: string | undefined
@@ -108,6 +113,9 @@ const pool = (
 /**
  * Finds and loads the model, then builds the service. Fails with {@link LocalModelError}:
  * `not_found` (nothing at the places checked, downloads off) or `load_failed`.
+ *
+ * @since 0.1.0
+ * @category constructors
  */
 export const make = (options: Options): Effect.Effect<Embeddings.Service, LocalModelError | RagError.MissingPackage> =>
   Effect.gen(function*() {
@@ -155,7 +163,12 @@ export const make = (options: Options): Effect.Effect<Embeddings.Service, LocalM
     })
   })
 
-/** The layer. */
+/**
+ * The layer.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = (options: Options): Layer.Layer<Embeddings.Embeddings, LocalModelError | RagError.MissingPackage> =>
   Layer.effect(Embeddings.Embeddings, make(options))
 
@@ -163,6 +176,9 @@ export const layer = (options: Options): Layer.Layer<Embeddings.Embeddings, Loca
  * The layer from configuration: `EFFECT_RAG_ONNX_MODEL` (folder or hub id),
  * `EFFECT_RAG_ALLOW_DOWNLOADS` (default false), `EFFECT_RAG_MODEL_CACHE` (default
  * `.effect-rag/models`), `EFFECT_RAG_ONNX_POOLING` (`mean` or `cls`, default `mean`).
+ *
+ * @since 0.1.0
+ * @category layers
  */
 export const layerConfig: Layer.Layer<Embeddings.Embeddings, LocalModelError | RagError.MissingPackage | ConfigError> = Layer.unwrapEffect(
   Effect.map(

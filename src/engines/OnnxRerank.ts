@@ -35,7 +35,12 @@ import {
 
 export { LocalModelError } from "./internal/embed-common.js"
 
-/** Options of the layer. */
+/**
+ * Options of the layer.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Options extends ModelSource {
   /** The id the layer reports (default: folder name or hub id). */
   readonly modelId?: string | undefined
@@ -47,7 +52,12 @@ interface Classifier {
   (inputs: Record<string, unknown>): Promise<{ logits: OutputTensor }>
 }
 
-/** Turns a row of logits into a relevance score in [0, 1]. */
+/**
+ * Turns a row of logits into a relevance score in [0, 1].
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const scoreOf = (logits: ArrayLike<number>): number => {
   if (logits.length === 1) return 1 / (1 + Math.exp(-logits[0]!))
   let max = -Infinity
@@ -57,7 +67,12 @@ export const scoreOf = (logits: ArrayLike<number>): number => {
   return Math.exp(logits[logits.length - 1]! - max) / z
 }
 
-/** Finds and loads the cross-encoder, then builds the service. */
+/**
+ * Finds and loads the cross-encoder, then builds the service.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = (options: Options): Effect.Effect<Rerank.Service, LocalModelError | RagError.MissingPackage> =>
   Effect.gen(function*() {
     yield* Optional.ensure("onnx")
@@ -112,7 +127,12 @@ export const make = (options: Options): Effect.Effect<Rerank.Service, LocalModel
     return Rerank.Rerank.of({ defaultModel: model, rerank })
   })
 
-/** The layer. */
+/**
+ * The layer.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = (options: Options): Layer.Layer<Rerank.Rerank, LocalModelError | RagError.MissingPackage> =>
   Layer.effect(Rerank.Rerank, make(options))
 
@@ -120,6 +140,9 @@ export const layer = (options: Options): Layer.Layer<Rerank.Rerank, LocalModelEr
  * The layer from configuration: `EFFECT_RAG_RERANK_MODEL` (folder or hub id),
  * `EFFECT_RAG_ALLOW_DOWNLOADS` (default false), `EFFECT_RAG_MODEL_CACHE` (default
  * `.effect-rag/models`).
+ *
+ * @since 0.1.0
+ * @category layers
  */
 export const layerConfig: Layer.Layer<Rerank.Rerank, LocalModelError | RagError.MissingPackage | ConfigError> = Layer.unwrapEffect(
   Effect.map(

@@ -28,16 +28,36 @@ import { encodeHead, startPool, type Tokenizer } from "./internal/embed-use.js"
 
 export { LocalModelError } from "./internal/embed-common.js"
 
-/** The model id the layer reports (and accepts in requests). */
+/**
+ * The model id the layer reports (and accepts in requests).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const modelId = "universal-sentence-encoder-lite"
 
-/** The vector dimension. */
+/**
+ * The vector dimension.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const dimension = 512
 
-/** Tokens the encoder reads; the rest of a text changes nothing. */
+/**
+ * Tokens the encoder reads; the rest of a text changes nothing.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const modelMaxTokens = 128
 
-/** Options of the layer. */
+/**
+ * Options of the layer.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Options {
   /** Inputs per forward pass (default 16). */
   readonly batchSize?: number | undefined
@@ -156,6 +176,9 @@ const notLoaded = (cause: unknown) =>
  * threads loads its own copy, and the workers end with the scope. Fails with
  * {@link RagError.MissingPackage} when its packages are not installed (the message is the
  * `npm install` line), {@link LocalModelError} when the model does not load.
+ *
+ * @since 0.1.0
+ * @category constructors
  */
 export const make = (options: Options = {}): Effect.Effect<Embeddings.Service, LocalModelError | RagError.MissingPackage, Scope.Scope> =>
   Effect.gen(function*() {
@@ -195,6 +218,11 @@ export const make = (options: Options = {}): Effect.Effect<Embeddings.Service, L
     })
   })
 
-/** The layer: USE-lite as the {@link Embeddings.Embeddings} service (workers, if any, end with it). */
+/**
+ * The layer: USE-lite as the {@link Embeddings.Embeddings} service (workers, if any, end with it).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = (options: Options = {}): Layer.Layer<Embeddings.Embeddings, LocalModelError | RagError.MissingPackage> =>
   Layer.scoped(Embeddings.Embeddings, make(options))

@@ -62,7 +62,12 @@ export type { CitationFields, CitationMark } from "./internal/answer-citations.j
 // Data
 // =============================================================================
 
-/** A retrieved chunk, numbered (1-based) as it is listed and cited. */
+/**
+ * A retrieved chunk, numbered (1-based) as it is listed and cited.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Source extends CitationFields {
   /** The number the source carries in results and in the prompt (`[n]`). */
   readonly n: number
@@ -77,7 +82,12 @@ export interface Source extends CitationFields {
   readonly metadata: Readonly<Record<string, Scalar>>
 }
 
-/** What {@link query} returns. */
+/**
+ * What {@link query} returns.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface QueryResult {
   readonly query: string
   readonly collection: string
@@ -88,7 +98,12 @@ export interface QueryResult {
   readonly hits: ReadonlyArray<Source>
 }
 
-/** One citation of an answer, mapped to its source (undefined: the number points at none). */
+/**
+ * One citation of an answer, mapped to its source (undefined: the number points at none).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Citation {
   readonly n: number
   /** Offset of the bracket in the answer text. */
@@ -96,14 +111,24 @@ export interface Citation {
   readonly source: Source | undefined
 }
 
-/** A search the model made through the `search_documents` tool. */
+/**
+ * A search the model made through the `search_documents` tool.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface ToolSearch {
   readonly query: string
   /** The numbers of the sources it returned. */
   readonly sources: ReadonlyArray<number>
 }
 
-/** The final answer. Plain data: `JSON.stringify` gives the `--json` output. */
+/**
+ * The final answer. Plain data: `JSON.stringify` gives the `--json` output.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Answer {
   readonly question: string
   /** The answer text, citations included as written by the model. */
@@ -126,7 +151,12 @@ export interface Answer {
   readonly usage: { readonly promptTokens: number; readonly completionTokens: number } | undefined
 }
 
-/** The events of {@link askStream}, in order: sources, then deltas (and tool searches), then `Done`. */
+/**
+ * The events of {@link askStream}, in order: sources, then deltas (and tool searches), then `Done`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type AskEvent =
   /** Sources added to the prompt: the initial retrieval (`round` 0) or a tool search. */
   | { readonly _tag: "Sources"; readonly round: number; readonly query: string; readonly sources: ReadonlyArray<Source> }
@@ -141,42 +171,80 @@ export type AskEvent =
 // Errors
 // =============================================================================
 
-/** The text that tells how to configure a chat model. */
+/**
+ * The text that tells how to configure a chat model.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const configureHint =
   "set EFFECT_RAG_CHAT_MODEL (or pass --model / options.model), EFFECT_RAG_BASE_URL (the API serving it) and EFFECT_RAG_API_KEY"
 
 /**
  * `ask` cannot answer: no chat model is configured (`reason: "model"`) or no API key
  * (`reason: "apiKey"`). The message says how to configure one.
+ *
+ * @since 0.1.0
+ * @category errors
  */
 export class ChatNotConfigured extends Data.TaggedError("ChatNotConfigured")<{
   readonly reason: "model" | "apiKey"
   readonly message: string
 }> {}
 
-/** A `--filter` expression that cannot be applied to the collection. */
+/**
+ * A `--filter` expression that cannot be applied to the collection.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class InvalidFilter extends Data.TaggedError("InvalidFilter")<{
   readonly expression: string
   readonly message: string
 }> {}
 
-/** What {@link query} can fail with. */
+/**
+ * What {@link query} can fail with.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type QueryError = Retrieve.RetrieveError
 
-/** What {@link ask} can fail with. */
+/**
+ * What {@link ask} can fail with.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type AskError = QueryError | RagError.StreamError | ChatNotConfigured
 
-/** What {@link askWithSearch} can fail with. */
+/**
+ * What {@link askWithSearch} can fail with.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type SearchAnswerError = RagError.ApiError | ChatNotConfigured
 
 // =============================================================================
 // Collections and filters
 // =============================================================================
 
-/** A collection, or its name (opened through the {@link VectorStore} in the context). */
+/**
+ * A collection, or its name (opened through the {@link VectorStore} in the context).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type CollectionRef = string | Collection
 
-/** The context a {@link CollectionRef} needs: the store for a name, nothing for a collection. */
+/**
+ * The context a {@link CollectionRef} needs: the store for a name, nothing for a collection.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Needs<C extends CollectionRef> = C extends string ? VectorStore : never
 
 const openRef = <C extends CollectionRef>(ref: C): Effect.Effect<Collection, VectorStoreError, Needs<C>> =>
@@ -191,6 +259,9 @@ const ops = ["!=", ">=", "<=", "=", ">", "<"] as const
  * collection's declared fields, coercing values to the field's type. Expressions are ANDed;
  * several `=` on the same key are ORed (`source=a --filter source=b`). `documentId` is always
  * allowed. Returns undefined for no expressions.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const parseFilters = (
   expressions: ReadonlyArray<string>,
@@ -247,7 +318,12 @@ export const parseFilters = (
 // Query
 // =============================================================================
 
-/** Options of {@link query}. */
+/**
+ * Options of {@link query}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface QueryOptions {
   /** Default: `hybrid` when `embeddings` is given and the collection holds vectors, else `fulltext`. */
   readonly mode?: "fulltext" | "vector" | "hybrid" | undefined
@@ -299,6 +375,9 @@ const retrieveIn = (collection: Collection, text: string, options: QueryOptions,
  * read. Works offline (full text) on every collection.
  * Fails with `CollectionNotFound` for an unknown name, `ConfigurationError` for vector/hybrid
  * without an embedder, `EmbeddingMismatch` for an embedder of another model.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const query = <C extends CollectionRef>(
   collection: C,
@@ -322,7 +401,12 @@ export const query = <C extends CollectionRef>(
 // Ask through Chat
 // =============================================================================
 
-/** Options of {@link ask} and {@link askStream}. */
+/**
+ * Options of {@link ask} and {@link askStream}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface AskOptions extends QueryOptions {
   /** The chat model (default: the Chat layer's `defaultModel`, i.e. `EFFECT_RAG_CHAT_MODEL`). */
   readonly model?: string | undefined
@@ -338,10 +422,20 @@ export interface AskOptions extends QueryOptions {
   readonly maxTokens?: number | undefined
 }
 
-/** The name of the retrieval tool offered to the model. */
+/**
+ * The name of the retrieval tool offered to the model.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const searchToolName = "search_documents"
 
-/** The retrieval tool offered to the model. */
+/**
+ * The retrieval tool offered to the model.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const searchTool: Chat.Tool = {
   type: "function",
   function: {
@@ -358,7 +452,12 @@ export const searchTool: Chat.Tool = {
   }
 }
 
-/** The default system instructions. */
+/**
+ * The default system instructions.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultInstructions = [
   "Answer the question using only the numbered sources you are given.",
   "Cite every statement with the number of its source in square brackets, like [1] or [2][3], right after the statement.",
@@ -367,7 +466,12 @@ export const defaultInstructions = [
 
 const toolInstructions = `If the sources are not enough, call the ${searchToolName} tool with a better query; its results are numbered sources too.`
 
-/** Builds the user message: the numbered sources, then the question. */
+/**
+ * Builds the user message: the numbered sources, then the question.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const userPrompt = (question: string, sources: ReadonlyArray<Source>, maxSourceChars = 1500): string =>
   sources.length === 0
     ? `No sources were found in the collection for this question.\n\nQuestion: ${question}`
@@ -386,7 +490,12 @@ const modelOf = (chat: Chat.Service, model: string | undefined): Effect.Effect<s
     : Effect.succeed(m)
 }
 
-/** Maps the citations of a text to sources. */
+/**
+ * Maps the citations of a text to sources.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const resolveCitations = (
   text: string,
   sources: ReadonlyArray<Source>
@@ -434,6 +543,9 @@ const parseToolArgs = (raw: string): { query: string; limit: number | undefined 
  * answer's `Delta`s as they arrive (with `ToolCall` and `Sources` events when the model
  * searches through the tool), and finally `Done` with the {@link Answer}. Fails with
  * {@link ChatNotConfigured} before any retrieval when there is no chat model.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const askStream = <C extends CollectionRef>(
   collection: C,
@@ -572,6 +684,9 @@ export const askStream = <C extends CollectionRef>(
 /**
  * Asks a question about a collection and waits for the whole {@link Answer} (see
  * {@link askStream} for the events and the errors).
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const ask = <C extends CollectionRef>(
   collection: C,
@@ -585,7 +700,12 @@ export const ask = <C extends CollectionRef>(
       Effect.withSpan("Answer.ask")
     )
 
-/** The text deltas of an {@link askStream}. */
+/**
+ * The text deltas of an {@link askStream}.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const textDeltas = <E, R>(events: Stream.Stream<AskEvent, E, R>): Stream.Stream<string, E, R> =>
   Stream.filterMap(events, (e) => (e._tag === "Delta" ? Option.some(e.text) : Option.none()))
 
@@ -593,7 +713,12 @@ export const textDeltas = <E, R>(events: Stream.Stream<AskEvent, E, R>): Stream.
 // Ask through AI search
 // =============================================================================
 
-/** Options of {@link askWithSearch}. */
+/**
+ * Options of {@link askWithSearch}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface SearchAskOptions {
   /** The AI search model id (default `Search.defaultModel`). */
   readonly model?: string | undefined
@@ -609,15 +734,28 @@ export interface SearchAskOptions {
   readonly history?: ReadonlyArray<Search.HistoryEntry> | undefined
 }
 
-/** Default chat model of the AI search path. */
+/**
+ * Default chat model of the AI search path.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultSearchChatModel: Search.ModelChoice = { provider: "openai", model: "gpt-4o-mini" }
-/** Default embedding model of the AI search path. */
+/**
+ * Default embedding model of the AI search path.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultSearchEmbeddingModel: Search.ModelChoice = { provider: "openai", model: "text-embedding-3-small" }
 
 /**
  * Answers through AI search instead of the collection: the service searches and answers, and
  * its sources are numbered in the order it returns them so that `[n]` in its answer maps to
  * them. Fails with {@link ChatNotConfigured} (`apiKey`) without an API key.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const askWithSearch = (
   question: string,

@@ -24,10 +24,20 @@ import { analyze } from "../store/TextAnalysis.js"
 import type { Answer, Source } from "./Answer.js"
 import { parseCitations } from "./internal/answer-citations.js"
 
-/** The default support threshold: at least half the sentence's content words in its cited passages. */
+/**
+ * The default support threshold: at least half the sentence's content words in its cited passages.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultThreshold = 0.5
 
-/** One sentence of an answer, checked. */
+/**
+ * One sentence of an answer, checked.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface SentenceCheck {
   /** The sentence as written, citation marks included. */
   readonly text: string
@@ -45,7 +55,12 @@ export interface SentenceCheck {
   readonly verdict?: "supported" | "partial" | "unsupported" | "unreadable" | undefined
 }
 
-/** The check of a whole answer. */
+/**
+ * The check of a whole answer.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Check {
   /** `lexical` ({@link check}) or `judge` ({@link judge}: a chat model's verdicts). */
   readonly method?: "lexical" | "judge" | undefined
@@ -58,7 +73,12 @@ export interface Check {
   readonly uncited: number
 }
 
-/** Splits a text into sentences: after `.`, `!` or `?` (and the citation marks right after it) followed by a space, or at a line break. */
+/**
+ * Splits a text into sentences: after `.`, `!` or `?` (and the citation marks right after it) followed by a space, or at a line break.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const sentences = (text: string): Array<{ readonly text: string; readonly offset: number }> => {
   const out: Array<{ text: string; offset: number }> = []
   const boundary = /[.!?]+(?:\s*\[[^\]\n]{1,40}\])*(?=\s|$)|\n+/g
@@ -84,6 +104,9 @@ const contentTerms = (text: string): Set<string> =>
 /**
  * Checks each sentence of an answer against the sources it cites (see the module doc for the
  * score and the statuses). Pure: no model, no I/O.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const check = (
   answer: Pick<Answer, "text" | "sources">,
@@ -130,10 +153,20 @@ const summarise = (method: "lexical" | "judge", model: string | undefined, thres
   uncited: out.filter((s) => s.status === "uncited").length
 })
 
-/** The version of {@link judgePrompt}; recorded with every judged check. */
+/**
+ * The version of {@link judgePrompt}; recorded with every judged check.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const judgePromptVersion = "judge-1"
 
-/** The judge's instructions (the system message of each call). */
+/**
+ * The judge's instructions (the system message of each call).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const judgePrompt = [
   "You check whether a sentence of an answer is supported by the passages it cites.",
   "Judge only from the passages, not from what you know. A sentence is SUPPORTED when the passages state or directly imply everything it claims;",
@@ -141,7 +174,12 @@ export const judgePrompt = [
   "Reply with exactly one word: SUPPORTED, PARTIAL or UNSUPPORTED."
 ].join("\n")
 
-/** Options of {@link judge}. */
+/**
+ * Options of {@link judge}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface JudgeOptions {
   /** The chat model (default: the Chat layer's `defaultModel`, e.g. `EFFECT_RAG_CHAT_MODEL`). */
   readonly model?: string | undefined
@@ -151,7 +189,12 @@ export interface JudgeOptions {
   readonly concurrency?: number | undefined
 }
 
-/** Reads a verdict from a reply: the first of the three words it contains (`unreadable` when none). */
+/**
+ * Reads a verdict from a reply: the first of the three words it contains (`unreadable` when none).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const readVerdict = (reply: string): "supported" | "partial" | "unsupported" | "unreadable" => {
   const m = /\b(UNSUPPORTED|NOT\s+SUPPORTED|PARTIAL(?:LY)?|SUPPORTED)\b/i.exec(reply)
   if (m === null) return "unreadable"
@@ -165,6 +208,9 @@ export const readVerdict = (reply: string): "supported" | "partial" | "unsupport
  * citation or a content word keep their lexical status (`uncited`, `no-claim`); a reply that
  * names no verdict keeps the lexical status and is marked `unreadable`. Fails with the chat
  * service's errors (no model configured: a `ConfigurationError` naming `EFFECT_RAG_CHAT_MODEL`).
+ *
+ * @since 0.1.0
+ * @category constructors
  */
 export const judge = (
   answer: Pick<Answer, "text" | "sources">,
@@ -204,7 +250,12 @@ export const judge = (
     return summarise("judge", model, lexical.threshold, judged)
   }).pipe(Effect.withSpan("AnswerCheck.judge"))
 
-/** The check as text: a summary line, then each unsupported or uncited sentence. */
+/**
+ * The check as text: a summary line, then each unsupported or uncited sentence.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const format = (c: Check): string => {
   const claims = c.sentences.filter((s) => s.status !== "no-claim").length
   const how = c.method === "judge" ? `judged by ${c.model ?? "the chat model"}` : `lexical support, threshold ${c.threshold}`

@@ -28,7 +28,7 @@
  * @since 0.1.0
  */
 import type { Job, RedisClient, RedisOptions, Worker as BullWorker } from "bullmq"
-import { Cause, Chunk as C, Data, Deferred, Duration, Effect, FiberSet, Option, Queue, Redacted, Runtime, Schedule, Stream } from "effect"
+import { Cause, Chunk as C, Data, Deferred, Duration, Effect, FiberSet, Option, Queue, Redacted, Runtime, Schedule, type Scope, Stream } from "effect"
 import { randomUUID } from "node:crypto"
 import { realpathSync } from "node:fs"
 import { createConnection } from "node:net"
@@ -51,6 +51,9 @@ import type { DocumentError, Failure, Request } from "./Ingest.js"
  * TLS), or a Unix socket `unix:///path/to/redis.sock[?db=N]` (also `redis+unix://`). A URL
  * that could not mean what it says (a socket path under `redis://`, a path that is not a
  * database number, a query or a fragment) is refused with `QueueError` `invalid_url`.
+ *
+ * @since 0.1.0
+ * @category models
  */
 export interface QueueConfig {
   /** The Redis URL; it may hold credentials, so it is `Redacted` and never printed. */
@@ -65,6 +68,9 @@ export interface QueueConfig {
  * failed), `store_mismatch` (the queue belongs to another store or collection: nothing was
  * taken or created), `queue_lost` (Redis came back without the queue's data, e.g. restarted
  * empty: its jobs are gone).
+ *
+ * @since 0.1.0
+ * @category errors
  */
 export class QueueError extends Data.TaggedError("QueueError")<{
   readonly reason: "invalid_url" | "connection" | "operation" | "store_mismatch" | "queue_lost"
@@ -237,6 +243,9 @@ const openQueue = (config: QueueConfig, collection: string, persistent = false) 
  * The identity of a store as a queue records it: a folder's absolute path (symbolic links
  * resolved as far as the folder exists), an object-store URI without credentials, query or
  * fragment (lower-case scheme and host, no trailing `/`).
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const storeIdentity = (store: string): string => {
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(store) && !/^[a-z]:[\\/]/i.test(store)) {
@@ -322,6 +331,9 @@ const checkIdentity = (recorded: Identity, display: string, collection: string, 
  * Checks, without writing anything, that a worker on `store` may work the collection's queue:
  * Redis answers, the URL's database exists, and the queue is not recorded for another store or
  * collection (`store_mismatch`). `effect-rag worker` runs it before it prepares its store.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const checkStore = (
   config: QueueConfig,
@@ -343,14 +355,24 @@ interface JobData {
   readonly item: Stages.Item
 }
 
-/** The job id of a document (BullMQ ids cannot hold `:`). */
+/**
+ * The job id of a document (BullMQ ids cannot hold `:`).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const jobId = (documentId: string): string => encodeURIComponent(documentId)
 
 /** A failed job's error as stored: `Tag (reason): message`. */
 const formatError = (e: { readonly _tag: string; readonly message: string; readonly reason?: unknown }): string =>
   `${e._tag}${typeof e.reason === "string" ? ` (${e.reason})` : ""}: ${e.message}`
 
-/** The typed error of a failed job, parsed back from its stored reason. */
+/**
+ * The typed error of a failed job, parsed back from its stored reason.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface JobError {
   readonly _tag: string
   readonly reason?: string | undefined
@@ -366,7 +388,12 @@ const parseError = (failedReason: string): JobError => {
 // Enqueue
 // =============================================================================
 
-/** Settings of {@link enqueue}. */
+/**
+ * Settings of {@link enqueue}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface EnqueueOptions {
   /** Tries per job before it lands in the failed set (default 3). */
   readonly attempts?: number | undefined
@@ -384,7 +411,12 @@ export interface EnqueueOptions {
   readonly store?: string | undefined
 }
 
-/** What {@link enqueue} did. */
+/**
+ * What {@link enqueue} did.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface EnqueueSummary {
   readonly collection: string
   /** Documents found (after dedupe) and submitted to the queue. */
@@ -428,6 +460,9 @@ const createdBy = (client: RedisClient, prefix: string, collection: string, ids:
  * Enumerates the sources and adds one job per document to the collection's queue. `prune` is not
  * a queue operation (run `Ingest.run` with `prune` for that). URLs and sites need the `Web`
  * service when present: a site is crawled here and its pages travel in the jobs.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const enqueue = (
   request: Omit<Request, "prune">,
@@ -490,7 +525,12 @@ export const enqueue = (
 // Status
 // =============================================================================
 
-/** A job in the failed set. */
+/**
+ * A job in the failed set.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface FailedJob {
   readonly documentId: string
   readonly source: string
@@ -498,7 +538,12 @@ export interface FailedJob {
   readonly error: JobError
 }
 
-/** The state of a collection's queue. */
+/**
+ * The state of a collection's queue.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface QueueStatus {
   readonly collection: string
   /** The store the queue belongs to (recorded by its first producer or worker), when known. */
@@ -514,7 +559,12 @@ export interface QueueStatus {
   readonly failed: ReadonlyArray<FailedJob>
 }
 
-/** Counts the jobs of a collection's queue and lists its failed jobs with their typed errors. */
+/**
+ * Counts the jobs of a collection's queue and lists its failed jobs with their typed errors.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const status = (
   config: QueueConfig,
   collection: string,
@@ -551,7 +601,12 @@ export const status = (
 // Worker
 // =============================================================================
 
-/** Settings of a {@link worker}. */
+/**
+ * Settings of a {@link worker}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface WorkerOptions {
   /** The collection (its queue and its table). */
   readonly collection: string
@@ -587,7 +642,12 @@ export interface WorkerOptions {
   readonly onEvent?: ((event: WorkerEvent) => Effect.Effect<void>) | undefined
 }
 
-/** What a worker did with one job. */
+/**
+ * What a worker did with one job.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type WorkerEvent =
   | { readonly _tag: "Ingested"; readonly source: string; readonly documentId: string; readonly chunks: number }
   | { readonly _tag: "Skipped"; readonly source: string; readonly documentId: string }
@@ -612,7 +672,12 @@ export type WorkerEvent =
   /** The connection to Redis is back after `downMs`. */
   | { readonly _tag: "ConnectionRestored"; readonly queue: string; readonly downMs: number }
 
-/** What a worker did until it stopped. */
+/**
+ * What a worker did until it stopped.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface WorkerSummary {
   readonly collection: string
   /** Jobs written (documents new or changed). */
@@ -699,6 +764,9 @@ const transientIo = /\b(EMFILE|ENFILE|EAGAIN|EBUSY|EIO|ETIMEDOUT|ECONNRESET|ESTA
  * a client error; vectors of the wrong size). Such a job fails at once, without retries.
  * Everything else is transient and retried with backoff: time-outs, transport errors, 5xx,
  * rate limits, store and queue errors, an OCR engine or an API key missing on this worker.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const isPermanent = (e: {
   readonly _tag: string
@@ -734,9 +802,59 @@ interface Pending {
 }
 
 /**
+ * Reports the Redis connection of a worker while it is down (`ConnectionLost` once, then
+ * `ConnectionRestored` with the time it was down) and runs `onRestored` when it comes back;
+ * the listeners are removed when the scope closes.
+ */
+const watchConnection = (
+  client: RedisClient,
+  display: string,
+  emit: (event: WorkerEvent) => Effect.Effect<void>,
+  onRestored: Effect.Effect<void>
+): Effect.Effect<void, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const runtime = yield* Effect.runtime<never>()
+    let downSince: number | undefined
+    let lastError = ""
+    const onError = (e: unknown) => void (lastError = clean(e))
+    const onClose = () => {
+      if (downSince !== undefined) return
+      downSince = Date.now()
+      Runtime.runFork(runtime)(emit({
+        _tag: "ConnectionLost",
+        queue: display,
+        message: lastError !== "" ? lastError : "the connection closed"
+      }))
+    }
+    const onReady = () => {
+      if (downSince === undefined) return
+      const downMs = Date.now() - downSince
+      downSince = undefined
+      lastError = ""
+      Runtime.runFork(runtime)(emit({ _tag: "ConnectionRestored", queue: display, downMs }).pipe(Effect.zipRight(onRestored)))
+    }
+    yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        client.on("error", onError)
+        client.on("close", onClose)
+        client.on("ready", onReady)
+      }),
+      () =>
+        Effect.sync(() => {
+          client.off("error", onError)
+          client.off("close", onClose)
+          client.off("ready", onReady)
+        })
+    )
+  })
+
+/**
  * Runs a worker on a collection's queue until interrupted (or, with `untilEmpty`, until the queue
  * is empty), then closes it gracefully: the jobs in hand are finished (their batch written)
  * before it returns. Needs `Upload` and the `VectorStore`; `Web` when present (URL jobs).
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const worker = (
   config: QueueConfig,
@@ -766,42 +884,10 @@ export const worker = (
     // --- Redis outages: reported while they last; Redis back empty ends the worker ----------
     const runtime = yield* Effect.runtime<never>()
     const lost = yield* Deferred.make<never, QueueError>()
-    let downSince: number | undefined
-    let lastError = ""
-    const onError = (e: unknown) => void (lastError = clean(e))
-    const onClose = () => {
-      if (downSince !== undefined) return
-      downSince = Date.now()
-      Runtime.runFork(runtime)(emit({
-        _tag: "ConnectionLost",
-        queue: conn.display,
-        message: lastError !== "" ? lastError : "the connection closed"
-      }))
-    }
-    const onReady = () => {
-      if (downSince === undefined) return
-      const downMs = Date.now() - downSince
-      downSince = undefined
-      lastError = ""
-      Runtime.runFork(runtime)(emit({ _tag: "ConnectionRestored", queue: conn.display, downMs }).pipe(
-        Effect.zipRight(identityPresent),
-        Effect.flatMap((present) => (present ? Effect.void : Deferred.fail(lost, queueLost))),
-        Effect.ignore
-      ))
-    }
-    yield* Effect.acquireRelease(
-      Effect.sync(() => {
-        client.on("error", onError)
-        client.on("close", onClose)
-        client.on("ready", onReady)
-      }),
-      () =>
-        Effect.sync(() => {
-          client.off("error", onError)
-          client.off("close", onClose)
-          client.off("ready", onReady)
-        })
-    )
+    yield* watchConnection(client, conn.display, emit, identityPresent.pipe(
+      Effect.flatMap((present) => (present ? Effect.void : Deferred.fail(lost, queueLost))),
+      Effect.ignore
+    ))
     const withWriter = writerLock(client, `${prefix}:${queueName(collection)}:writer`, Math.max(500, options.writerLockMs ?? 10_000))
 
     let ingested = 0

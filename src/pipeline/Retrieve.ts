@@ -44,7 +44,12 @@ import {
   type VectorStoreError
 } from "../store/VectorStore.js"
 
-/** Pseudo-relevance feedback (RM3) settings. */
+/**
+ * Pseudo-relevance feedback (RM3) settings.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Feedback {
   /** Feedback hits (default 10). */
   readonly docs: number
@@ -54,7 +59,12 @@ export interface Feedback {
   readonly originalWeight: number
 }
 
-/** Full-text tuning. */
+/**
+ * Full-text tuning.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface FullTextOptions {
   /** Extra weight of a title match (default 0.3; 0: plain BM25 over title + text). */
   readonly titleBoost?: number | undefined
@@ -62,16 +72,36 @@ export interface FullTextOptions {
   readonly feedback?: Feedback | false | undefined
 }
 
-/** The full-text settings used when none are given (chosen on SciFact, checked on a second collection). */
+/**
+ * The full-text settings used when none are given (chosen on SciFact, checked on a second collection).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultFeedback: Feedback = { docs: 10, terms: 20, originalWeight: 0.7 }
 
-/** The default extra title weight (chosen on SciFact, checked on a second collection). */
+/**
+ * The default extra title weight (chosen on SciFact, checked on a second collection).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultTitleBoost = 0.3
 
-/** The plain BM25 settings (no title boost beyond 1, no feedback), for comparison. */
+/**
+ * The plain BM25 settings (no title boost beyond 1, no feedback), for comparison.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const plainFullText: FullTextOptions = { titleBoost: 0, feedback: false }
 
-/** Options of {@link retrieve}. */
+/**
+ * Options of {@link retrieve}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Options {
   /** `fulltext` (default), `vector` or `hybrid`. */
   readonly mode?: "fulltext" | "vector" | "hybrid" | undefined
@@ -102,7 +132,12 @@ export interface Options {
   readonly rerankTop?: number | undefined
 }
 
-/** What retrieval can fail with. */
+/**
+ * What retrieval can fail with.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type RetrieveError = VectorStoreError | RagError.ApiError
 
 // =============================================================================
@@ -112,6 +147,9 @@ export type RetrieveError = VectorStoreError | RagError.ApiError
 /**
  * Builds the RM3 second-pass query from the first-pass hits: the original words with weight
  * `originalWeight` (split by their counts) and the top expansion words with the rest.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const feedbackQuery = (
   query: string,
@@ -184,7 +222,12 @@ const termCounts = (h: Hit): TermCounts => {
   return { counts, words: wordOf, length }
 }
 
-/** Full-text search with title boost and optional RM3 feedback. */
+/**
+ * Full-text search with title boost and optional RM3 feedback.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const fullText = (
   collection: Collection,
   query: string,
@@ -222,7 +265,12 @@ export const fullText = (
 // Roll-up and the whole path
 // =============================================================================
 
-/** Keeps each document's best hit, in score order. */
+/**
+ * Keeps each document's best hit, in score order.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const rollUp = (hits: ReadonlyArray<Hit>): Array<Hit> => {
   const best = new Map<string, Hit>()
   for (const h of hits) {
@@ -238,7 +286,12 @@ const needEmbedder = (mode: string) =>
     message: `${mode} retrieval needs an embedder: configure one (remote /v1/embeddings, an ONNX model folder, or USE-lite) or use mode "fulltext"`
   })
 
-/** Retrieves hits for a query. */
+/**
+ * Retrieves hits for a query.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const retrieve = (
   collection: Collection,
   query: string,

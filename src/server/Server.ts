@@ -34,7 +34,12 @@ import * as UploadRoutes from "./routes/upload.js"
 import * as WebRoutes from "./routes/web.js"
 import * as WebV2Routes from "./routes/webV2.js"
 
-/** Options of the server. */
+/**
+ * Options of the server.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Options extends State.Options {
   /**
    * When set, every request must carry `Authorization: Bearer <key>` (else 401). Unset: the
@@ -61,12 +66,27 @@ export interface Options extends State.Options {
 
 export type { Limits } from "./internal/limits.js"
 export type { KeyGrant } from "./internal/access.js"
-/** Parses a keys file's text (JSON); the failure message never holds a key. */
+/**
+ * Parses a keys file's text (JSON); the failure message never holds a key.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const parseKeys = Access.parseKeys
-/** The default limits. */
+/**
+ * The default limits.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultLimits: Limits.Limits = Limits.defaults
 
-/** Options of {@link layer}. */
+/**
+ * Options of {@link layer}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface ListenOptions extends Options {
   /** Default `127.0.0.1`. */
   readonly host?: string | undefined
@@ -109,7 +129,12 @@ const authenticate = (apiKey: Redacted.Redacted<string> | undefined, keys: Reado
     })
   )
 
-/** Every route of the API. */
+/**
+ * Every route of the API.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const router = HttpRouter.empty.pipe(
   HttpRouter.concat(ModelRoutes.routes),
   HttpRouter.concat(UploadRoutes.routes),
@@ -202,7 +227,12 @@ const answerDefects = HttpMiddleware.make((app) =>
       ))
 )
 
-/** The HTTP app: the routes, key check, 404s and 405s in the error body of their path, and the limits of `options`. */
+/**
+ * The HTTP app: the routes, key check, 404s and 405s in the error body of their path, and the limits of `options`.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const app = (options: Options = {}) =>
   router.pipe(
     HttpRouter.concat(CollectionRoutes.routes(options.collections)),
@@ -214,7 +244,12 @@ export const app = (options: Options = {}) =>
     Effect.provideService(Limits.ServerLimits, Limits.resolve(options.limits))
   )
 
-/** Serves {@link app} on a Node HTTP server in the layer's scope. */
+/**
+ * Serves {@link app} on a Node HTTP server in the layer's scope.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = (options: ListenOptions = {}) =>
   (options.logRequests ? HttpServer.serve(app(options), HttpMiddleware.logger) : HttpServer.serve(app(options))).pipe(
     HttpServer.withLogAddress,
@@ -230,7 +265,12 @@ export const layer = (options: ListenOptions = {}) =>
     }))
   )
 
-/** The address a running server listens on, as a base URL (for tests and logs). */
+/**
+ * The address a running server listens on, as a base URL (for tests and logs).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const baseUrl = HttpServer.addressWith((address) =>
   Effect.succeed(
     address._tag === "TcpAddress" ? tcpUrl(address.hostname, address.port) : `unix://${address.path}`

@@ -202,7 +202,12 @@ const makeCollection = (spec: CollectionSpec): Collection => {
   }
 }
 
-/** Builds an empty in-memory store. */
+/**
+ * Builds an empty in-memory store.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make: Effect.Effect<Service> = Effect.gen(function*() {
   const collections = yield* Ref.make(new Map<string, Collection>())
   const open = (name: string) =>
@@ -244,5 +249,10 @@ export const make: Effect.Effect<Service> = Effect.gen(function*() {
   })
 })
 
-/** A layer with a fresh in-memory store. */
+/**
+ * A layer with a fresh in-memory store.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<VectorStore> = Layer.effect(VectorStore, make)

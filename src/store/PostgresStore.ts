@@ -89,7 +89,12 @@ import {
 // Options
 // =============================================================================
 
-/** Where the database is and how the adapter uses it. */
+/**
+ * Where the database is and how the adapter uses it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Options {
   /** Host name or address (default `127.0.0.1`). */
   readonly host?: string | undefined
@@ -111,7 +116,12 @@ export interface Options {
   readonly batchSize?: number | undefined
 }
 
-/** The adapter's own service: the port plus where it is connected. */
+/**
+ * The adapter's own service: the port plus where it is connected.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Service extends VectorStoreService {
   /** `postgres://user@host:port/database` (never with the password). */
   readonly location: string
@@ -119,13 +129,28 @@ export interface Service extends VectorStoreService {
   readonly schema: string
 }
 
-/** The adapter's Tag (the layer provides it and {@link VectorStore}). */
+/**
+ * The adapter's Tag (the layer provides it and {@link VectorStore}).
+ *
+ * @since 0.1.0
+ * @category context
+ */
 export class PostgresStore extends Context.Tag("effect-rag/store/PostgresStore")<PostgresStore, Service>() {}
 
-/** The default schema. */
+/**
+ * The default schema.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultSchema = "effect_rag"
 
-/** pgvector's largest dimension an HNSW index on a `vector` column takes. */
+/**
+ * pgvector's largest dimension an HNSW index on a `vector` column takes.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const maxIndexedDimension = 2000
 
 // =============================================================================
@@ -190,6 +215,9 @@ const vectorLiteral = (v: ArrayLike<number>): string => `[${Array.from(Float32Ar
  * the spec: a name that is neither is refused, never spliced. Comparisons of missing values are
  * not matches, nor are their negations (SQL's three-valued logic in a `WHERE`, as the other
  * adapters evaluate it). Strings compare in code-point order (`COLLATE "C"`).
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const compileFilter = (
   spec: CollectionSpec,
@@ -225,7 +253,12 @@ export const compileFilter = (
   return { _tag: "Right", right: go(filter) }
 }
 
-/** A result or the message of what is wrong (`Left`). */
+/**
+ * A result or the message of what is wrong (`Left`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Outcome<E, A> = { readonly _tag: "Left"; readonly left: E } | { readonly _tag: "Right"; readonly right: A }
 
 /** Bound parameters of one statement. */
@@ -712,7 +745,12 @@ const transaction = <A>(pool: Pool, onError: (cause: unknown) => StoreError, f: 
 const describeLocation = (options: Options): string =>
   `postgres://${options.user === undefined ? "" : `${options.user}@`}${options.host ?? "127.0.0.1"}:${options.port ?? 5432}/${options.database ?? ""}`
 
-/** Connects a pool (closed with the scope) and sets up the schema when missing. */
+/**
+ * Connects a pool (closed with the scope) and sets up the schema when missing.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = (options: Options): Effect.Effect<Service, StoreError | RagError.MissingPackage, import("effect/Scope").Scope> =>
   Effect.gen(function*() {
     const schema = options.schema ?? defaultSchema
@@ -880,7 +918,12 @@ export const make = (options: Options): Effect.Effect<Service, StoreError | RagE
     return service
   })
 
-/** A layer providing {@link PostgresStore} and the {@link VectorStore} port. */
+/**
+ * A layer providing {@link PostgresStore} and the {@link VectorStore} port.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = (options: Options): Layer.Layer<PostgresStore | VectorStore, StoreError | RagError.MissingPackage> =>
   Layer.scopedContext(
     make(options).pipe(Effect.map((s) => Context.make(PostgresStore, s).pipe(Context.add(VectorStore, s))))
@@ -890,7 +933,12 @@ export const layer = (options: Options): Layer.Layer<PostgresStore | VectorStore
 // URLs and configuration
 // =============================================================================
 
-/** Whether `uri` names a PostgreSQL database (`postgres://` or `postgresql://`). */
+/**
+ * Whether `uri` names a PostgreSQL database (`postgres://` or `postgresql://`).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const isPostgresUrl = (uri: string): boolean => /^postgres(ql)?:\/\//i.test(uri)
 
 /**
@@ -899,6 +947,9 @@ export const isPostgresUrl = (uri: string): boolean => /^postgres(ql)?:\/\//i.te
  * encrypted without verifying, `verify-ca`/`verify-full`: verified). The password, when the URL
  * has one, becomes `Redacted`. Another scheme or a URL that does not parse is `Left` with a
  * message that never repeats the URL (nor so its password).
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const optionsFromUrl = (url: string): Outcome<string, Options> => {
   if (!isPostgresUrl(url)) return { _tag: "Left", left: "a PostgreSQL URL starts with postgres:// or postgresql://" }
@@ -934,6 +985,9 @@ export const optionsFromUrl = (url: string): Outcome<string, Options> => {
  * `PGPASSWORD` from the configuration (read as `Redacted`), and `options` may set anything the
  * URL does not. A URL that {@link optionsFromUrl} refuses fails the layer with `StoreError`.
  * This is what a store URI maps to.
+ *
+ * @since 0.1.0
+ * @category layers
  */
 export const layerFromUrl = (
   url: string,

@@ -23,13 +23,28 @@ import * as Effect from "effect/Effect"
 // Data
 // =============================================================================
 
-/** A metadata value. */
+/**
+ * A metadata value.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Scalar = string | number | boolean | null
 
-/** The type of a declared metadata field. */
+/**
+ * The type of a declared metadata field.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type FieldType = "string" | "number" | "boolean"
 
-/** One unit of retrieval: a piece of a document, with its optional vector. */
+/**
+ * One unit of retrieval: a piece of a document, with its optional vector.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Chunk {
   /** Unique within the collection; upserts are keyed by it. */
   readonly id: string
@@ -51,7 +66,12 @@ export interface Chunk {
   readonly access?: ReadonlyArray<string> | undefined
 }
 
-/** A search result. `score` is higher for better hits; its scale depends on the search kind. */
+/**
+ * A search result. `score` is higher for better hits; its scale depends on the search kind.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Hit {
   readonly id: string
   readonly documentId: string
@@ -61,7 +81,12 @@ export interface Hit {
   readonly score: number
 }
 
-/** A metadata filter, compiled by each backend; values are data, never predicate text. */
+/**
+ * A metadata filter, compiled by each backend; values are data, never predicate text.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Filter =
   | { readonly _tag: "Compare"; readonly field: string; readonly op: "=" | "!=" | "<" | "<=" | ">" | ">="; readonly value: Scalar }
   | { readonly _tag: "In"; readonly field: string; readonly values: ReadonlyArray<Scalar> }
@@ -69,7 +94,12 @@ export type Filter =
   | { readonly _tag: "Or"; readonly filters: ReadonlyArray<Filter> }
   | { readonly _tag: "Not"; readonly filter: Filter }
 
-/** Filter constructors. `field` is `documentId` or a declared metadata field. */
+/**
+ * Filter constructors. `field` is `documentId` or a declared metadata field.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const Filter = {
   eq: (field: string, value: Scalar): Filter => ({ _tag: "Compare", field, op: "=", value }),
   ne: (field: string, value: Scalar): Filter => ({ _tag: "Compare", field, op: "!=", value }),
@@ -83,10 +113,20 @@ export const Filter = {
   not: (filter: Filter): Filter => ({ _tag: "Not", filter })
 } as const
 
-/** The field name filters use for the document id. */
+/**
+ * The field name filters use for the document id.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const documentIdField = "documentId"
 
-/** What a collection is created with. */
+/**
+ * What a collection is created with.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface CollectionSpec {
   /** Letters, digits, `_` and `-`, at most 64 characters. */
   readonly name: string
@@ -96,7 +136,12 @@ export interface CollectionSpec {
   readonly fields?: Readonly<Record<string, FieldType>> | undefined
 }
 
-/** A full-text query: a text analysed by the backend, or weighted words (each analysed too). */
+/**
+ * A full-text query: a text analysed by the backend, or weighted words (each analysed too).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type TextQuery =
   | string
   | { readonly terms: ReadonlyArray<{ readonly text: string; readonly weight: number }> }
@@ -113,21 +158,39 @@ export type TextQuery =
  * ranking and the limit, in every search, count, document listing and `termCounts`; a backend
  * that cannot must not set {@link Collection.enforcesAccess} (reads with an `Entries` scope then
  * fail, see {@link requireScope}).
+ *
+ * @since 0.1.0
+ * @category models
  */
 export type ReadScope =
   | { readonly _tag: "All" }
   | { readonly _tag: "Entries"; readonly entries: ReadonlyArray<string> }
 
-/** Read-scope constructors. */
+/**
+ * Read-scope constructors.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const ReadScope = {
   all: { _tag: "All" } as ReadScope,
   entries: (entries: ReadonlyArray<string>): ReadScope => ({ _tag: "Entries", entries })
 } as const
 
-/** The access-list entry that every principal matches: a chunk listing it is public. */
+/**
+ * The access-list entry that every principal matches: a chunk listing it is public.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const publicAccess = "*"
 
-/** Options of the reads that take only a scope (`count`, `listDocuments`, `termCounts`). */
+/**
+ * Options of the reads that take only a scope (`count`, `listDocuments`, `termCounts`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface ScopeOptions {
   /** Which chunks the read may see (default {@link ReadScope.all}). */
   readonly scope?: ReadScope | undefined
@@ -136,6 +199,9 @@ export interface ScopeOptions {
 /**
  * Checks an access-list entry: 1 to 256 characters, no control characters (backends may use
  * one as a separator). Returns a message or undefined.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const checkAccessEntry = (entry: string): string | undefined =>
   typeof entry !== "string" || entry.length === 0 || entry.length > 256
@@ -145,7 +211,12 @@ export const checkAccessEntry = (entry: string): string | undefined =>
     ? `an access-list entry must not contain control characters, got ${JSON.stringify(entry)}`
     : undefined
 
-/** Checks every entry of an access list or a scope; returns a message or undefined. */
+/**
+ * Checks every entry of an access list or a scope; returns a message or undefined.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const checkAccess = (entries: ReadonlyArray<string> | undefined): string | undefined => {
   for (const e of entries ?? []) {
     const m = checkAccessEntry(e)
@@ -154,7 +225,12 @@ export const checkAccess = (entries: ReadonlyArray<string> | undefined): string 
   return undefined
 }
 
-/** Whether a chunk's access list is readable in a scope (the reference semantics). */
+/**
+ * Whether a chunk's access list is readable in a scope (the reference semantics).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const readable = (scope: ReadScope | undefined, access: ReadonlyArray<string> | undefined): boolean =>
   scope === undefined || scope._tag === "All" || (access !== undefined && access.some((a) => scope.entries.includes(a)))
 
@@ -162,6 +238,9 @@ export const readable = (scope: ReadScope | undefined, access: ReadonlyArray<str
  * Fails unless the collection can apply the scope: a restricted scope on a collection whose
  * backend does not enforce access lists is refused (`StoreError`, op `access`), never ignored.
  * Also validates the scope's entries (`InvalidInput`).
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const requireScope = (collection: Collection, scope: ReadScope | undefined): Effect.Effect<void, StoreError | InvalidInput> => {
   if (scope === undefined || scope._tag === "All") return Effect.void
@@ -177,7 +256,12 @@ export const requireScope = (collection: Collection, scope: ReadScope | undefine
     )
 }
 
-/** Options shared by the searches. */
+/**
+ * Options shared by the searches.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface SearchOptions extends ScopeOptions {
   /** Hits to return (default 10). */
   readonly limit?: number | undefined
@@ -185,7 +269,12 @@ export interface SearchOptions extends ScopeOptions {
   readonly filter?: Filter | undefined
 }
 
-/** Options of full-text search. */
+/**
+ * Options of full-text search.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface TextSearchOptions extends SearchOptions {
   /**
    * Extra weight of a title match (default 0: plain BM25 over title + text). With `w > 0` a
@@ -194,12 +283,22 @@ export interface TextSearchOptions extends SearchOptions {
   readonly titleBoost?: number | undefined
 }
 
-/** How hybrid search fuses its two candidate lists. */
+/**
+ * How hybrid search fuses its two candidate lists.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Fusion =
   | { readonly _tag: "Rrf"; readonly k?: number | undefined; readonly textWeight?: number | undefined }
   | { readonly _tag: "Weighted"; readonly textWeight?: number | undefined }
 
-/** Options of hybrid search. */
+/**
+ * Options of hybrid search.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface HybridSearchOptions extends TextSearchOptions {
   /** Default: weighted normalised scores with text weight 0.9, chosen by measurement (see `benchmarks/README.md`). */
   readonly fusion?: Fusion | undefined
@@ -207,13 +306,23 @@ export interface HybridSearchOptions extends TextSearchOptions {
   readonly candidates?: number | undefined
 }
 
-/** Result counts of an upsert. */
+/**
+ * Result counts of an upsert.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface UpsertResult {
   readonly inserted: number
   readonly updated: number
 }
 
-/** A document of a collection with its chunk count. */
+/**
+ * A document of a collection with its chunk count.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface DocumentEntry {
   readonly documentId: string
   readonly chunks: number
@@ -223,14 +332,24 @@ export interface DocumentEntry {
 // Errors
 // =============================================================================
 
-/** The backend failed (I/O, a native error, a commit conflict that outlived its retries). */
+/**
+ * The backend failed (I/O, a native error, a commit conflict that outlived its retries).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class StoreError extends Data.TaggedError("StoreError")<{
   readonly op: string
   readonly message: string
   readonly cause?: unknown
 }> {}
 
-/** A collection that was opened for reading does not exist. */
+/**
+ * A collection that was opened for reading does not exist.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class CollectionNotFound extends Data.TaggedError("CollectionNotFound")<{
   readonly name: string
   readonly message: string
@@ -239,6 +358,9 @@ export class CollectionNotFound extends Data.TaggedError("CollectionNotFound")<{
 /**
  * A vector of another model or dimension than the collection's, or a vector search on a
  * collection created without an embedding.
+ *
+ * @since 0.1.0
+ * @category errors
  */
 export class EmbeddingMismatch extends Data.TaggedError("EmbeddingMismatch")<{
   readonly collection: string
@@ -247,19 +369,34 @@ export class EmbeddingMismatch extends Data.TaggedError("EmbeddingMismatch")<{
   readonly message: string
 }> {}
 
-/** A chunk, filter, name or option is not valid (unknown field, wrong type, bad name, ...). */
+/**
+ * A chunk, filter, name or option is not valid (unknown field, wrong type, bad name, ...).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class InvalidInput extends Data.TaggedError("InvalidInput")<{
   readonly message: string
 }> {}
 
-/** Every error of the port. */
+/**
+ * Every error of the port.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type VectorStoreError = StoreError | CollectionNotFound | EmbeddingMismatch | InvalidInput
 
 // =============================================================================
 // Service
 // =============================================================================
 
-/** The analysed words of a stored chunk, for query expansion (see {@link Collection.termCounts}). */
+/**
+ * The analysed words of a stored chunk, for query expansion (see {@link Collection.termCounts}).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface TermCounts {
   /** Analysed term (stem) -> its occurrences in title + text. */
   readonly counts: ReadonlyMap<string, number>
@@ -269,7 +406,12 @@ export interface TermCounts {
   readonly length: number
 }
 
-/** One collection. Methods are safe to call concurrently, and from several processes. */
+/**
+ * One collection. Methods are safe to call concurrently, and from several processes.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Collection {
   /** The spec the collection was created with (as stored, not as requested). */
   readonly spec: CollectionSpec
@@ -324,7 +466,12 @@ export interface Collection {
   readonly scan?: (filter?: Filter, options?: ScopeOptions) => Effect.Effect<ReadonlyArray<Hit>, VectorStoreError>
 }
 
-/** The store: a set of named collections. */
+/**
+ * The store: a set of named collections.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Service {
   /** A short backend name, e.g. `lancedb` or `memory`. */
   readonly backend: string
@@ -341,7 +488,12 @@ export interface Service {
   readonly drop: (name: string) => Effect.Effect<void, VectorStoreError>
 }
 
-/** The Tag of the port. */
+/**
+ * The Tag of the port.
+ *
+ * @since 0.1.0
+ * @category context
+ */
 export class VectorStore extends Context.Tag("effect-rag/store/VectorStore")<VectorStore, Service>() {}
 
 // =============================================================================
@@ -351,7 +503,12 @@ export class VectorStore extends Context.Tag("effect-rag/store/VectorStore")<Vec
 const namePattern = /^[A-Za-z0-9_-]{1,64}$/
 const fieldPattern = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/
 
-/** Checks a collection spec (name, embedding, field names); returns a message or undefined. */
+/**
+ * Checks a collection spec (name, embedding, field names); returns a message or undefined.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const checkSpec = (spec: CollectionSpec): string | undefined => {
   if (!namePattern.test(spec.name)) return `collection name ${JSON.stringify(spec.name)} must match ${namePattern}`
   if (spec.embedding !== undefined) {
@@ -367,17 +524,30 @@ export const checkSpec = (spec: CollectionSpec): string | undefined => {
   return undefined
 }
 
-/** Describes an embedding for error messages. */
+/**
+ * Describes an embedding for error messages.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const describeEmbedding = (e: CollectionSpec["embedding"]): string =>
   e === undefined ? "no embedding (full-text only)" : `${e.model} (${e.dimension}-d)`
 
-/** Whether two embeddings are the same model and dimension. */
+/**
+ * Whether two embeddings are the same model and dimension.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const sameEmbedding = (a: CollectionSpec["embedding"], b: CollectionSpec["embedding"]): boolean =>
   a === undefined ? b === undefined : b !== undefined && a.model === b.model && a.dimension === b.dimension
 
 /**
  * Fails unless `vector` fits the collection: a collection created without an embedding takes no
  * vectors at all, one with an embedding only vectors of its dimension.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const checkVector = (spec: CollectionSpec, vector: ArrayLike<number>): Effect.Effect<void, EmbeddingMismatch> =>
   spec.embedding !== undefined && vector.length === spec.embedding.dimension
@@ -393,7 +563,12 @@ export const checkVector = (spec: CollectionSpec, vector: ArrayLike<number>): Ef
       })
     )
 
-/** Checks a chunk to be written: it carries a vector exactly when the collection has an embedding. */
+/**
+ * Checks a chunk to be written: it carries a vector exactly when the collection has an embedding.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const checkChunkVector = (spec: CollectionSpec, chunk: Chunk): Effect.Effect<void, EmbeddingMismatch> =>
   chunk.vector !== undefined
     ? checkVector(spec, chunk.vector)

@@ -14,7 +14,12 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, type Layer } from "effect"
 import { type Chunk, Filter, ReadScope, VectorStore } from "./VectorStore.js"
 
-/** Deterministic unit vectors in 4-d (one axis per topic). */
+/**
+ * Deterministic unit vectors in 4-d (one axis per topic).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const axis = (i: number, noise = 0): Array<number> => {
   const v = [0.05, 0.05, 0.05, 0.05]
   v[i % 4] = 1
@@ -22,7 +27,12 @@ export const axis = (i: number, noise = 0): Array<number> => {
   return v
 }
 
-/** A small corpus: 3 documents, 6 chunks, with metadata. */
+/**
+ * A small corpus: 3 documents, 6 chunks, with metadata.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const corpus: ReadonlyArray<Chunk> = [
   { id: "a1", documentId: "A", title: "Solar panels", text: "Photovoltaic cells convert sunlight into electricity.", vector: axis(0), metadata: { lang: "en", year: 2020, draft: false } },
   { id: "a2", documentId: "A", title: "Solar panels", text: "Panel efficiency drops when the cells get hot.", vector: axis(0, 0.2), metadata: { lang: "en", year: 2020, draft: false } },
@@ -32,6 +42,10 @@ export const corpus: ReadonlyArray<Chunk> = [
   { id: "c2", documentId: "C", title: "Tide pools", text: "Low tide exposes the pools twice a day.", vector: axis(2, 0.1), metadata: { lang: "de", year: 2023, draft: false } }
 ]
 
+/**
+ * @since 0.1.0
+ * @category utils
+ */
 export const spec = {
   name: "contract",
   embedding: { model: "test-4d", dimension: 4 },
@@ -42,6 +56,9 @@ export const spec = {
  * Two tenants in one collection: `tenant-a` and `tenant-b` chunks, a public one (`*`) and one
  * without an access list (readable only unrestricted). B's and the unlisted chunk are the best
  * matches of the probes below, so a backend that filters after ranking returns nothing or a leak.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const tenantCorpus: ReadonlyArray<Chunk> = [
   { id: "ta1", documentId: "TA", title: "Alpha plant", text: "The alpha plant pumps river water through its cooling loop.", vector: axis(0), metadata: { lang: "en", year: 2020, draft: false }, access: ["tenant-a"] },
@@ -52,10 +69,20 @@ export const tenantCorpus: ReadonlyArray<Chunk> = [
   { id: "old", documentId: "N", title: "Legacy sodium notes", text: "Old notes on the sodium cooling loop of the beta reactor.", vector: axis(1, 0.05), metadata: { lang: "en", year: 2010, draft: false } }
 ]
 
-/** The read scope of a `tenant-a` principal (its id and the public entry). */
+/**
+ * The read scope of a `tenant-a` principal (its id and the public entry).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const scopeA: ReadScope = ReadScope.entries(["tenant-a", "*"])
 
-/** Runs the contract against a backend. `layer` must give a fresh, empty store each call. */
+/**
+ * Runs the contract against a backend. `layer` must give a fresh, empty store each call.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const contract = (name: string, layer: () => Layer.Layer<VectorStore, unknown>) =>
   describe(`VectorStore contract: ${name}`, () => {
     const withStore = <A, E>(f: (s: VectorStore["Type"]) => Effect.Effect<A, E>) =>
