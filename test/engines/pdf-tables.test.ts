@@ -11,7 +11,7 @@ import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import * as Upload from "../../src/api/Upload.js"
 import * as LocalFiles from "../../src/engines/LocalFiles.js"
-import { isGlyphSoup } from "../../src/engines/internal/extract/pdf.js"
+import { isGlyphSoup } from "../../src/engines/internal/extract/pdf-tables.js"
 import { packageRoot } from "../../src/internal/shared.js"
 
 const dir = join(packageRoot(), "test", "fixtures", "pdf-tables")

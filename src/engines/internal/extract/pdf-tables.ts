@@ -53,6 +53,21 @@ const median = (xs: ReadonlyArray<number>): number => {
   return s.length === 0 ? 0 : s[Math.floor(s.length / 2)]!
 }
 
+/**
+ * Whether a line of text is a figure's glyphs rather than words: mostly private-use, control or
+ * replacement characters (a font without a usable ToUnicode map), or symbols with no two lower-case letters
+ * in a row among them (`…47>F/# N:FF#O6:,/#`).
+ */
+export const isGlyphSoup = (line: string): boolean => {
+  const s = line.replace(/\s/g, "")
+  if (s.length < 4) return false
+  const bad = s.match(/[\p{Co}\p{Cc}\p{Cn}\uFFFD]/gu)?.length ?? 0
+  if (bad / s.length > 0.3) return true
+  if (s.length < 8 || /\p{Ll}{2}/u.test(s)) return false
+  const symbols = s.match(/[#$%&*+/<=>@\\^_`{|}~]/g)?.length ?? 0
+  return symbols / s.length >= 0.25
+}
+
 // =============================================================================
 // The lines a page draws
 // =============================================================================
@@ -246,7 +261,7 @@ const cellText = <I extends PositionedItem>(boxes: ReadonlyArray<Box<I>>): strin
       }
       return out.replace(/\s+/g, " ").trim()
     })
-    .filter((l) => l !== "")
+    .filter((l) => l !== "" && !isGlyphSoup(l))
     .join("\n")
     // a cell's text wraps at its hyphens: "Chi-\nSquare" is one word again, its hyphen kept
     .replace(/(\p{L})-\n(\p{L})/gu, "$1-$2")
@@ -367,13 +382,16 @@ const shortCell = 15
 
 /**
  * Whether unruled "rows" are lines of prose set in columns: no column of short cells (a table
- * has a column of keys or numbers), or two columns whose lines mostly start in lower case
- * (sentences running on from the line above).
+ * has a column of keys or numbers), a column of long lines that mostly start in lower case
+ * (sentences running on from the line above: prose beside a figure), or two columns of lines
+ * that mostly start in lower case.
  */
 const isProse = (text: ReadonlyArray<ReadonlyArray<string>>, width: number): boolean => {
   const columns = Array.from({ length: width }, (_, c) => text.map((r) => r[c]!).filter((t) => t !== ""))
   if (!columns.some((col) => median(col.map((t) => t.length)) <= shortCell)) return true
-  return columns.filter((col) => col.filter((t) => /^\p{Ll}/u.test(t)).length > col.length / 2).length >= 2
+  const running = (col: ReadonlyArray<string>) => col.filter((t) => /^\p{Ll}/u.test(t)).length >= col.length / 2
+  // a column of lines running on from each other, or two columns whose lines mostly start in lower case
+  return columns.some((col) => running(col) && median(col.map((t) => t.length)) > 25) || columns.filter(running).length >= 2
 }
 
 /** A list marker: a bullet, or a number or letter with its "." or ")". */
@@ -385,6 +403,33 @@ const isList = (rows: ReadonlyArray<ReadonlyArray<string>>): boolean => {
   return first.length === 0 || first.every((c) => marker.test(c))
 }
 
+/**
+ * Whether a line of an unruled table continues the row above (its cells wrapped): each of its
+ * cells is under text of the line above, and its first cell is empty, or it has fewer cells
+ * than the line above, or all of them start in lower case (a word broken in a narrow column).
+ */
+const wraps = <I extends PositionedItem>(cells: ReadonlyArray<ReadonlyArray<Box<I>>>, above: ReadonlyArray<ReadonlyArray<Box<I>>>): boolean => {
+  if (!cells.every((c, i) => c.length === 0 || above[i]!.length > 0)) return false
+  const count = (cs: ReadonlyArray<ReadonlyArray<unknown>>) => cs.filter((c) => c.length > 0).length
+  const lower = cells.every((c) => c.length === 0 || /^\p{Ll}/u.test(c[0]!.item.str.trim()))
+  return cells[0]!.length === 0 || count(cells) < count(above) || lower
+}
+
+/**
+ * Whether a column is justified prose: two or more lines of more than 25 characters, of which two
+ * thirds end at the same x (within 1.5 pt), as the lines of a justified paragraph do.
+ */
+const hasJustified = <I extends PositionedItem>(grid: ReadonlyArray<ReadonlyArray<ReadonlyArray<Box<I>>>>): boolean =>
+  (grid[0] ?? []).some((_, c) => {
+    const ends = grid
+      .map((cells) => cells[c]!)
+      .filter((cell) => cell.reduce((n, b) => n + b.item.str.length, 0) > 25)
+      .map((cell) => Math.max(...cell.map((b) => b.x1)))
+    if (ends.length < 2) return false
+    const right = median(ends)
+    return ends.filter((x) => Math.abs(x - right) <= 1.5).length >= (ends.length * 2) / 3
+  })
+
 /** The rows of an unruled table over `lines` split at `cuts`, or undefined when it is not one. */
 const unruledRows = <I extends PositionedItem>(lines: ReadonlyArray<Line<I>>, cuts: ReadonlyArray<number>): Array<Array<string>> | undefined => {
   const edges = [-Infinity, ...cuts, Infinity]
@@ -393,19 +438,20 @@ const unruledRows = <I extends PositionedItem>(lines: ReadonlyArray<Line<I>>, cu
     for (const b of l.boxes) cells[slot(edges, (b.x0 + b.x1) / 2)]?.push(b)
     return cells
   })
-  // a line with an empty first cell whose other cells continue the row above is a wrapped line
+  // prose is judged line by line, before wrapped lines are joined into rows
+  if (isProse(grid.map((cells) => cells.map(cellText)), cuts.length + 1) || hasJustified(grid)) return undefined
   const rows: Array<Array<Array<Box<I>>>> = []
+  let last: Array<Array<Box<I>>> | undefined
   for (const cells of grid) {
     const prev = rows[rows.length - 1]
-    const continues = prev && cells[0]!.length === 0 && cells.every((c, i) => c.length === 0 || prev[i]!.length > 0)
-    if (continues) cells.forEach((c, i) => prev[i]!.push(...c))
-    else rows.push(cells)
+    if (prev && last && wraps(cells, last)) cells.forEach((c, i) => prev[i]!.push(...c))
+    else rows.push(cells.map((c) => [...c]))
+    last = cells
   }
   const text = rows.map((r) => r.map(cellText))
   if (text.length < 3 || isList(text)) return undefined
   const width = cuts.length + 1
   for (let c = 0; c < width; c++) if (text.filter((r) => r[c] !== "").length < 2) return undefined
-  if (isProse(text, width)) return undefined
   return logicalOrder(text)
 }
 

@@ -9,7 +9,7 @@ import { createHash } from "node:crypto"
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
 import { readingOrder } from "./layout.js"
-import { continues, type Part, pageParts, type Rule, rulesOf, type Table, tableMarkdown } from "./pdf-tables.js"
+import { continues, isGlyphSoup, type Part, pageParts, type Rule, rulesOf, tableMarkdown } from "./pdf-tables.js"
 import { recognize } from "./ocr.js"
 import { ExtractFailure, type Extracted, type ExtractOptions, limits, type Unit } from "./types.js"
 
@@ -88,21 +88,6 @@ const pageText = (items: ReadonlyArray<TextItem>): string =>
     // a word hyphenated at a line end is one word again ("inter-\nspecies"); a capital or a
     // digit after the break keeps the hyphen ("Stuttgart-\nHohenheim")
     .replace(/(\p{Ll})-\n(\p{Ll})/gu, "$1$2")
-
-/**
- * Whether a line of text is a figure's glyphs rather than words: mostly private-use, control or
- * replacement characters (a font without a usable ToUnicode map), or symbols with no two lower-case letters
- * in a row among them (`…47>F/# N:FF#O6:,/#`).
- */
-export const isGlyphSoup = (line: string): boolean => {
-  const s = line.replace(/\s/g, "")
-  if (s.length < 4) return false
-  const bad = s.match(/[\p{Co}\p{Cc}\p{Cn}\uFFFD]/gu)?.length ?? 0
-  if (bad / s.length > 0.3) return true
-  if (s.length < 8 || /\p{Ll}{2}/u.test(s)) return false
-  const symbols = s.match(/[#$%&*+/<=>@\\^_`{|}~]/g)?.length ?? 0
-  return symbols / s.length >= 0.25
-}
 
 /** Whether any two lines of the page have a gap of a line height between two items: a table may be there. */
 const mayHaveTable = (items: ReadonlyArray<TextItem>): boolean => {
