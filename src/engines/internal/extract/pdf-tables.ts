@@ -384,11 +384,13 @@ const shortCell = 15
  * Whether unruled "rows" are lines of prose set in columns: no column of short cells (a table
  * has a column of keys or numbers), a column of long lines that mostly start in lower case
  * (sentences running on from the line above: prose beside a figure), or two columns of lines
- * that mostly start in lower case.
+ * that mostly start in lower case; or a code listing (a column of comments).
  */
 const isProse = (text: ReadonlyArray<ReadonlyArray<string>>, width: number): boolean => {
   const columns = Array.from({ length: width }, (_, c) => text.map((r) => r[c]!).filter((t) => t !== ""))
   if (!columns.some((col) => median(col.map((t) => t.length)) <= shortCell)) return true
+  // a code listing with its comments aligned
+  if (columns.some((col) => col.length >= 2 && col.filter((t) => /^(?:\/\/|\/\*|#|--|;)/.test(t)).length >= (col.length * 2) / 3)) return true
   const running = (col: ReadonlyArray<string>) => col.filter((t) => /^\p{Ll}/u.test(t)).length >= col.length / 2
   // a column of lines running on from each other, or two columns whose lines mostly start in lower case
   return columns.some((col) => running(col) && median(col.map((t) => t.length)) > 25) || columns.filter(running).length >= 2
