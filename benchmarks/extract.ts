@@ -33,6 +33,7 @@ import * as LocalFiles from "../src/engines/LocalFiles.js"
 import { packageRoot } from "../src/internal/shared.js"
 import { writeBarChart } from "./internal/plot.js"
 import { resultsPath, runInfo, writeReport } from "./internal/results.js"
+import { type CellCounts, documentCounts, isTable, markdownTables, type RefTable, scores } from "./internal/tables.js"
 
 interface Entry {
   readonly id: string
@@ -248,6 +249,8 @@ const parent = async () => {
     }
     for (const results of byExtractor.values()) groups.push(mergeRounds(results))
   }
+  const tableEntries = formats.includes("table") && (!only || only === "ours") ? manifest.files.filter((e) => e.format === "table") : []
+  const tables = await tableSet(tableEntries)
   const bytes = new Map(manifest.files.map((e) => [e.id, readFileSync(filePath(e)).byteLength]))
   const rows: Array<Row> = groups.map((g) => {
     // the engine's two runs are one extractor: neither is the other's peer
@@ -302,6 +305,7 @@ const parent = async () => {
   )
   const speed = speedRows(rows)
   printSpeed(speed)
+  if (tables) printTableSet(tables)
   const out = writeReport(resultsPath("extract"), {
     ...info,
     runs,
@@ -310,10 +314,98 @@ const parent = async () => {
     wallSeconds: (Date.now() - started) / 1000,
     rows,
     speed,
+    ...(tables ? { tables } : {}),
     groups
   })
   console.log(`wrote ${out}`)
   if (!formatsArg && !only) writePlots(rows, { ...info, corpus: manifest.files.length, runs, rounds })
+}
+
+// =============================================================================
+// the table set: PDFs made from DOCX tables, cell precision and recall
+// =============================================================================
+
+interface TableSetResult {
+  readonly files: number
+  readonly tables: { readonly ruled: number; readonly unruled: number }
+  readonly ruled: CellCounts & ReturnType<typeof scores>
+  readonly unruled: CellCounts & ReturnType<typeof scores>
+  readonly all: CellCounts & ReturnType<typeof scores>
+  /** Predicted cells of tables that match no reference table (counted in `all` only). */
+  readonly unassigned: number
+  /** Word F1 and reading order of the whole text against the source document's text. */
+  readonly wordF1: number
+  readonly order: number
+  readonly perFile: ReadonlyArray<{ id: string; ruled: CellCounts; unruled: CellCounts; unassigned: number; f1: number }>
+}
+
+/**
+ * The table set (format `table` in the manifest): each DOCX's PDF (made by `npm run corpus` with
+ * LibreOffice) read by the local engine inline; its Markdown tables against the DOCX's grids.
+ */
+const tableSet = async (entries: ReadonlyArray<Entry>): Promise<TableSetResult | undefined> => {
+  const usable = entries.filter((e) => existsSync(`${filePath(e)}.pdf`) && existsSync(join(corpusDir, "reference", `${e.id}.tables.json`)))
+  if (usable.length === 0) return undefined
+  const engine = ours()
+  const zero = (): CellCounts => ({ predicted: 0, reference: 0, matched: 0 })
+  const ruled = zero()
+  const unruled = zero()
+  let unassigned = 0
+  const counts = { ruled: 0, unruled: 0 }
+  const perFile: Array<TableSetResult["perFile"][number]> = []
+  const quality: Array<TextQuality.Quality> = []
+  for (const e of usable) {
+    const ref = JSON.parse(readFileSync(join(corpusDir, "reference", `${e.id}.tables.json`), "utf8")) as { tables: Array<RefTable> }
+    let text = ""
+    try {
+      text = await engine.extract(`${filePath(e)}.pdf`, "pdf")
+    } catch {
+      // an empty text: nothing found
+    }
+    const doc = documentCounts(markdownTables(text), ref.tables)
+    for (const [into, from] of [[ruled, doc.ruled], [unruled, doc.unruled]] as const) {
+      into.predicted += from.predicted
+      into.reference += from.reference
+      into.matched += from.matched
+    }
+    unassigned += doc.unassigned
+    counts.ruled += ref.tables.filter((t) => t.ruled && isTable(t)).length
+    counts.unruled += ref.tables.filter((t) => !t.ruled && isTable(t)).length
+    const all = { predicted: doc.ruled.predicted + doc.unruled.predicted + doc.unassigned, reference: doc.ruled.reference + doc.unruled.reference, matched: doc.ruled.matched + doc.unruled.matched }
+    perFile.push({ id: e.id, ruled: doc.ruled, unruled: doc.unruled, unassigned: doc.unassigned, f1: Math.round(scores(all).f1 * 1000) / 1000 })
+    quality.push(TextQuality.measure(text, readFileSync(referencePath(e), "utf8")))
+  }
+  await engine.close?.()
+  const all = { predicted: ruled.predicted + unruled.predicted + unassigned, reference: ruled.reference + unruled.reference, matched: ruled.matched + unruled.matched }
+  return {
+    files: usable.length,
+    tables: counts,
+    ruled: { ...ruled, ...scores(ruled) },
+    unruled: { ...unruled, ...scores(unruled) },
+    all: { ...all, ...scores(all) },
+    unassigned,
+    wordF1: mean(quality.map((q) => q.f1)),
+    order: mean(quality.map((q) => q.order)),
+    perFile
+  }
+}
+
+const printTableSet = (r: TableSetResult) => {
+  console.log(`\nPDF tables: ${r.files} PDFs made by LibreOffice from DOCX, ${r.tables.ruled} ruled and ${r.tables.unruled} unruled reference tables (effect-rag inline)`)
+  const header = ["tables", "ref cells", "pred cells", "matched", "P", "R", "F1"]
+  const rows = (["ruled", "unruled", "all"] as const).map((k) => [
+    k,
+    String(r[k].reference),
+    String(r[k].predicted),
+    String(r[k].matched),
+    r[k].precision.toFixed(3),
+    r[k].recall.toFixed(3),
+    r[k].f1.toFixed(3)
+  ])
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((x) => x[i]!.length)))
+  for (const line of [header, ...rows]) console.log(line.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  "))
+  console.log(`cell = row, column and normalised text after aligning each predicted table to its reference table; all = ruled + unruled + ${r.unassigned} cells of tables matching no reference table`)
+  console.log(`text of the table set against the DOCX text: word F1 ${r.wordF1.toFixed(3)}, reading order ${r.order.toFixed(3)}`)
 }
 
 // =============================================================================

@@ -310,6 +310,108 @@ const epubText = (data) => {
   return out.join("\n")
 }
 
+// =============================================================================
+// the table set: DOCX tables turned into PDF by LibreOffice, the grid from the source
+// =============================================================================
+
+/** The XML elements of `tag` (namespace prefix included) at the top level of `xml`, as strings (nested ones stay inside). */
+const topLevel = (xml, tag) => {
+  const out = []
+  const re = new RegExp(`<(/?)${tag}(?=[\\s>/])[^>]*?(/?)>`, "g")
+  let depth = 0
+  let start = -1
+  let m
+  while ((m = re.exec(xml))) {
+    if (m[2]) {
+      if (depth === 0) out.push(m[0])
+      continue
+    }
+    if (!m[1]) {
+      if (depth++ === 0) start = m.index
+    } else if (--depth === 0) out.push(xml.slice(start, re.lastIndex))
+  }
+  return out
+}
+
+const hasBorder = (xml) =>
+  [...xml.matchAll(/<w:(?:top|left|bottom|right|start|end|insideH|insideV)\b[^>]*w:val="([^"]+)"/g)].some((m) => !["nil", "none"].includes(m[1]))
+
+/** Whether a w:tbl draws borders: its own, its style's (basedOn followed) or its cells'. */
+const docxRuled = (tbl, styles) => {
+  const pr = /<w:tblPr>([\s\S]*?)<\/w:tblPr>/.exec(tbl)?.[1] ?? ""
+  const own = /<w:tblBorders>([\s\S]*?)<\/w:tblBorders>/.exec(pr)?.[1]
+  if (own !== undefined) return hasBorder(own)
+  let id = /<w:tblStyle w:val="([^"]+)"/.exec(pr)?.[1]
+  for (let i = 0; id && i < 10; i++) {
+    const style = new RegExp(`<w:style\\b[^>]*w:styleId="${id.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}"[^>]*>([\\s\\S]*?)</w:style>`).exec(styles)?.[1] ?? ""
+    const b = /<w:tblBorders>([\s\S]*?)<\/w:tblBorders>/.exec(style)?.[1]
+    if (b !== undefined) return hasBorder(b)
+    id = /<w:basedOn w:val="([^"]+)"/.exec(style)?.[1]
+  }
+  return topLevel(tbl, "w:tc").some((tc) => hasBorder(/<w:tcBorders>([\s\S]*?)<\/w:tcBorders>/.exec(tc)?.[1] ?? ""))
+}
+
+/** A cell's text: its paragraphs' runs, one space between paragraphs, whitespace collapsed. */
+const cellText = (tc) => ooxmlPartText(tc, "w").replace(/\s+/g, " ").trim()
+
+/**
+ * The tables of a DOCX body as grids: one row per w:tr, a cell's text at its first grid column
+ * (w:gridBefore and w:gridSpan followed, the columns it spans and the continuation of a vertical
+ * merge empty). Tables inside tables are part of their cell's text.
+ */
+export const docxTables = (data) => {
+  const zip = unzipSync(new Uint8Array(data), { filter: (f) => f.name === "word/document.xml" || f.name === "word/styles.xml" })
+  const xml = new TextDecoder().decode(zip["word/document.xml"])
+  const styles = zip["word/styles.xml"] ? new TextDecoder().decode(zip["word/styles.xml"]) : ""
+  const body = /<w:body>([\s\S]*)<\/w:body>/.exec(xml)?.[1] ?? xml
+  return topLevel(body, "w:tbl").map((tbl) => {
+    const rows = topLevel(tbl, "w:tr").map((tr) => {
+      const row = []
+      const before = Number(/<w:gridBefore w:val="(\d+)"/.exec(tr)?.[1] ?? 0)
+      for (let i = 0; i < before; i++) row.push("")
+      for (const tc of topLevel(tr, "w:tc")) {
+        const pr = /<w:tcPr>([\s\S]*?)<\/w:tcPr>/.exec(tc)?.[1] ?? ""
+        const span = Number(/<w:gridSpan w:val="(\d+)"/.exec(pr)?.[1] ?? 1)
+        const continued = /<w:vMerge(?![^>]*w:val="restart")[^>]*\/?>/.test(pr)
+        row.push(continued ? "" : cellText(tc))
+        for (let i = 1; i < span; i++) row.push("")
+      }
+      return row
+    })
+    return { ruled: docxRuled(tbl, styles), nested: topLevel(tbl, "w:tc").some((tc) => /<w:tbl[\s>]/.test(tc)), rows }
+  })
+}
+
+/** The LibreOffice that turns the table set into PDF (Debian 12's; another version is reported). */
+export const pinnedLibreOffice = "LibreOffice 7.4.7.2"
+
+/** Converts a DOCX or ODT file to PDF with LibreOffice headless; the PDF's path. */
+const toPdf = (file, target) => {
+  const out = mkdtempSync(join(tmpdir(), "corpus-pdf-"))
+  try {
+    run("soffice", [`-env:UserInstallation=file://${join(out, "profile")}`, "--headless", "--convert-to", "pdf", "--outdir", out, file])
+    const pdf = readdirSync(out).find((n) => n.endsWith(".pdf"))
+    if (!pdf) throw new Error("LibreOffice wrote no PDF")
+    writeFileSync(target, readFileSync(join(out, pdf)))
+  } finally {
+    rmSync(out, { recursive: true, force: true })
+  }
+}
+
+/**
+ * A table-set entry's reference: the source's text (reference/<id>.txt), its PDF made by
+ * LibreOffice (files/<id>.pdf) and its tables (reference/<id>.tables.json).
+ */
+const tableReference = (entry, file) => {
+  const data = readFileSync(file)
+  const tables = docxTables(data).filter((t) => !t.nested)
+  toPdf(file, `${file}.pdf`)
+  const target = join(corpusDir, "reference", `${entry.id}.tables.json`)
+  mkdirSync(dirname(target), { recursive: true })
+  writeFileSync(target, JSON.stringify({ converter: run("soffice", ["--version"]).trim(), tables }, null, 1) + "\n")
+  return ooxmlText(data, "docx")
+}
+
 const run = (cmd, argv, input) => {
   const r = spawnSync(cmd, argv, { input, maxBuffer: 512 * 1024 * 1024, timeout: 120_000 })
   if (r.status !== 0) throw new Error(`${cmd} failed: ${String(r.stderr ?? r.error).slice(0, 300)}`)
@@ -397,7 +499,8 @@ export const referenceTool = {
   mbox: "Python mailbox.mbox and email package: per message as for email",
   rtf: "LibreOffice headless plain-text export (Writer, UTF-8)",
   rst: "decoded text (markup as written, as for Markdown)",
-  asciidoc: "decoded text (markup as written, as for Markdown)"
+  asciidoc: "decoded text (markup as written, as for Markdown)",
+  table: "tables: the w:tbl grids of the DOCX (w:tr rows, w:tc cells at their grid column); the PDF made from the DOCX by LibreOffice headless; text as for docx"
 }
 
 /** The reference reading of an e-mail or a mailbox by Python's standard library (python3). */
@@ -440,6 +543,8 @@ export const referenceOf = (entry, file) => {
   switch (entry.format) {
     case "pdf":
       return run("pdftotext", ["-q", "-enc", "UTF-8", file, "-"])
+    case "table":
+      return tableReference(entry, file)
     case "docx":
     case "pptx":
       return ooxmlText(data, entry.format)
@@ -474,7 +579,7 @@ export const referenceOf = (entry, file) => {
   }
 }
 
-const toolsNeeded = { email: "python3", mbox: "python3", pdf: "pdftotext", xlsx: "soffice", xls: "soffice", rtf: "soffice", html: "w3m", image: "tesseract" }
+const toolsNeeded = { table: "soffice", email: "python3", mbox: "python3", pdf: "pdftotext", xlsx: "soffice", xls: "soffice", rtf: "soffice", html: "w3m", image: "tesseract" }
 
 const referenceAll = () => {
   const dir = join(corpusDir, "reference")

@@ -197,11 +197,11 @@ describe("PDF columns in reading order", () => {
     expect(out).toContain("Stuttgart-\nHohenheim")
   })
 
-  it("a table of short cells keeps its rows", async () => {
+  it("a table of short cells keeps its rows, as a Markdown table", async () => {
     const rows = [["Name", "Code", "Rate"], ["Alpha", "A1", "0.5"], ["Beta", "B2", "0.7"], ["Gamma", "C3", "0.9"]]
     const items = rows.flatMap((r, i) => r.map((cell, j) => ({ x: 72 + j * 150, y: 700 - i * 14, text: cell })))
     const out = text(await extract("table.pdf", pdf(items)))
-    expect(out).toBe("Name Code Rate\nAlpha A1 0.5\nBeta B2 0.7\nGamma C3 0.9")
+    expect(out).toBe("| Name | Code | Rate |\n| --- | --- | --- |\n| Alpha | A1 | 0.5 |\n| Beta | B2 | 0.7 |\n| Gamma | C3 | 0.9 |")
   })
 })
 

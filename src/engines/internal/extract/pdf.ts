@@ -9,6 +9,7 @@ import { createHash } from "node:crypto"
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
 import { readingOrder } from "./layout.js"
+import { continues, isGlyphSoup, type Part, pageParts, type Rule, rulesOf, tableMarkdown } from "./pdf-tables.js"
 import { recognize, unavailable } from "./ocr.js"
 import { type TextLayer, textLayer } from "./textlayer.js"
 import { ExtractFailure, type Extracted, type ExtractOptions, limits, type Unit } from "./types.js"
@@ -80,7 +81,7 @@ const pageText = (items: ReadonlyArray<TextItem>): string =>
           }
           return out.replace(/\s+/g, " ").trim()
         })
-        .filter((l) => l !== "")
+        .filter((l) => l !== "" && !isGlyphSoup(l))
         .join("\n")
     )
     .filter((b) => b !== "")
@@ -88,6 +89,64 @@ const pageText = (items: ReadonlyArray<TextItem>): string =>
     // a word hyphenated at a line end is one word again ("inter-\nspecies"); a capital or a
     // digit after the break keeps the hyphen ("Stuttgart-\nHohenheim")
     .replace(/(\p{Ll})-\n(\p{Ll})/gu, "$1$2")
+
+/** Whether any two lines of the page have a gap of a line height between two items: a table may be there. */
+const mayHaveTable = (items: ReadonlyArray<TextItem>): boolean => {
+  const gaps = new Set<number>()
+  let last: TextItem | undefined
+  for (const item of items) {
+    if (item.str.trim() === "") continue
+    const h = Math.abs(item.height || item.transform[3] || 0) || 10
+    const y = item.transform[5] ?? 0
+    const x = item.transform[4] ?? 0
+    if (last && Math.abs((last.transform[5] ?? 0) - y) < h * 0.5 && x - ((last.transform[4] ?? 0) + last.width) >= h * 0.8) {
+      gaps.add(Math.round(y))
+    }
+    last = item
+  }
+  return gaps.size >= 2
+}
+
+/** A page's parts (text and tables, see pdf-tables.ts) as text; tables as Markdown between blank lines. */
+const partsText = (parts: ReadonlyArray<Part<TextItem>>): string =>
+  parts
+    .map((p) => (p.kind === "table" ? tableMarkdown(p.table) : pageText(p.items)))
+    .filter((t) => t !== "")
+    .join("\n\n")
+
+/** The lines the page draws, when its text may hold a table (the operator list costs a parse of the page). */
+const pageRules = async (page: PdfPage, lib: PdfJs, items: ReadonlyArray<TextItem>): Promise<Array<Rule>> =>
+  mayHaveTable(items)
+    ? rulesOf(await page.getOperatorList().catch(() => ({ fnArray: [], argsArray: [] })), lib.OPS as unknown as Record<string, number>)
+    : []
+
+/**
+ * A table that goes on at the top of the next page with its header repeated is one table: its
+ * rows join the table that ends the page before (where the table starts), the header once.
+ * `pages[i]` is the parts of unit `i` (undefined when its text is not from them) and `suffix[i]`
+ * what follows them in the unit's content (form fields).
+ */
+const joinContinued = (units: Array<Unit>, pages: ReadonlyArray<Array<Part<TextItem>> | undefined>, suffix: ReadonlyArray<string>) => {
+  // the page whose parts end with a table that may go on (a page emptied by a join keeps it open)
+  let open: number | undefined
+  for (let i = 0; i < pages.length; i++) {
+    const parts = pages[i]
+    if (!parts) {
+      open = undefined
+      continue
+    }
+    const holder = open === undefined ? undefined : pages[open]
+    const last = holder?.[holder.length - 1]
+    const first = parts[0]
+    if (open !== undefined && holder && last?.kind === "table" && first?.kind === "table" && continues(last.table, first.table)) {
+      holder[holder.length - 1] = { kind: "table", table: { ...last.table, rows: [...last.table.rows, ...first.table.rows.slice(1)] } }
+      parts.shift()
+      units[open] = { ...units[open]!, content: partsText(holder) + suffix[open] }
+      units[i] = { ...units[i]!, content: (partsText(parts) + suffix[i]).replace(/^\n+/, "") }
+    }
+    if (parts.length > 0) open = parts[parts.length - 1]!.kind === "table" ? i : undefined
+  }
+}
 
 interface FieldObject {
   readonly value?: unknown
@@ -261,13 +320,20 @@ export const extractPdf = async (data: Uint8Array, options: ExtractOptions): Pro
     }
     const run: OcrRun = { started: Date.now(), read: [], unavailable: [], overBudget: [], slowest: 0 }
     let titleGuess: string | undefined
+    const pages: Array<Array<Part<TextItem>> | undefined> = []
+    const isForm = Object.keys(fields).length > 0
+    const suffix: Array<string> = []
     for (let n = 1; n <= doc.numPages; n++) {
       const page = await doc.getPage(n)
       let text = ""
+      let parts: Array<Part<TextItem>> | undefined
+      let rendered: string | undefined
       try {
         const content = await page.getTextContent()
         const items = content.items.filter((i): i is TextItem & typeof i => "str" in i)
-        text = pageText(items)
+        // a fillable form's boxes are not tables: its pages are read as text
+        parts = isForm ? [{ kind: "text", items }] : pageParts(items, await pageRules(page, lib, items))
+        text = rendered = partsText(parts)
         if (n === 1) titleGuess = largestTypeTitle(items)
       } catch (e) {
         warnings.push(`page ${n}: text could not be read (${(e as Error).message})`)
@@ -282,11 +348,16 @@ export const extractPdf = async (data: Uint8Array, options: ExtractOptions): Pro
           ocr = read !== ""
         }
       }
+      const fromParts = parts !== undefined && text === rendered
       const form = fieldsByPage.get(n)
-      if (form) text += `${text ? "\n\n" : ""}Form fields:\n${form.join("\n")}`
+      const formText = form ? `${text ? "\n\n" : ""}Form fields:\n${form.join("\n")}` : ""
+      text += formText
+      pages.push(fromParts ? parts : undefined)
+      suffix.push(formText)
       units.push({ page: n, content: text, ...(ocr ? { ocr: true } : {}) })
       page.cleanup()
     }
+    joinContinued(units, pages, suffix)
     const metadata = ocrOutcome(run, units, warnings, options)
     return { format: "pdf", units, title: str(info.Title) ?? titleGuess, description: str(info.Subject), metadata, warnings }
   } finally {

@@ -1,0 +1,100 @@
+/**
+ * PDF tables come out as Markdown tables, with the page's other text in reading order around
+ * them: a ruled table with a multi-line cell, an unruled table, a table that breaks across pages
+ * with its header row repeated (one table, the header once), and two columns of prose that must
+ * stay prose. The PDFs were made once by LibreOffice from the flat ODT sources beside them
+ * (test/fixtures/pdf-tables/README.md); the expected cells are those of the sources.
+ */
+import { describe, expect, it, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
+import * as Upload from "../../src/api/Upload.js"
+import * as LocalFiles from "../../src/engines/LocalFiles.js"
+import { isGlyphSoup } from "../../src/engines/internal/extract/pdf-tables.js"
+import { packageRoot } from "../../src/internal/shared.js"
+
+const dir = join(packageRoot(), "test", "fixtures", "pdf-tables")
+const file = (name: string): Upload.UploadFile => {
+  const raw = readFileSync(join(dir, name))
+  return { name, data: new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength) }
+}
+
+/** The positions of `parts` in `text`, each required to be there. */
+const positions = (text: string, parts: ReadonlyArray<string>): Array<number> =>
+  parts.map((p) => {
+    const i = text.indexOf(p)
+    expect(i, `"${p}" is in the text`).toBeGreaterThanOrEqual(0)
+    return i
+  })
+
+const ascending = (xs: ReadonlyArray<number>) => xs.every((x, i) => i === 0 || x > xs[i - 1]!)
+
+layer(LocalFiles.layer({ isolation: "inline", timeout: "60 seconds" }))("PDF tables as Markdown", (it) => {
+  it.effect("a ruled table with a multi-line cell, between the paragraphs around it", () =>
+    Effect.gen(function*() {
+      const upload = yield* Upload.Upload
+      const { content } = yield* upload.extract(file("ruled-table.pdf"))
+      const table = [
+        "| Region | Sales | Note |",
+        "| --- | --- | --- |",
+        "| North | 1,200 | Revised in April after the late invoices were counted |",
+        "| South | 950 | None |",
+        "| East | 1,430 | Includes the new branch |"
+      ].join("\n")
+      const at = positions(content, ["Quarterly sales by region", "where the figures were revised.", table, "All figures are in thousands of euros."])
+      expect(ascending(at)).toBe(true)
+      // the table is a block of its own
+      expect(content).toContain(`revised.\n\n${table}\n\nAll figures`)
+    }))
+
+  it.effect("an unruled table from the columns of its text", () =>
+    Effect.gen(function*() {
+      const upload = yield* Upload.Upload
+      const { content } = yield* upload.extract(file("unruled-table.pdf"))
+      const table = [
+        "| Branch | Opens | Closes |",
+        "| --- | --- | --- |",
+        "| Harbour | 08:00 | 17:00 |",
+        "| Market | 09:00 | 18:00 |",
+        "| Station | 07:30 | 16:30 |",
+        "| Castle | 10:00 | 19:00 |"
+      ].join("\n")
+      const at = positions(content, ["Opening hours of the branches", "from Monday to Friday.", table, "On public holidays every branch is closed."])
+      expect(ascending(at)).toBe(true)
+    }))
+
+  it.effect("a table across pages with its header repeated is one table, the header once", () =>
+    Effect.gen(function*() {
+      const upload = yield* Upload.Upload
+      const { content, pages } = yield* upload.extract(file("table-across-pages.pdf"), { page_based: true })
+      expect((pages ?? []).length).toBeGreaterThan(1)
+      const weight = (i: number) => `${(10 + (i * 37) % 90) / 10} kg`
+      const rows = Array.from({ length: 70 }, (_, i) => `| S-${String(i + 1).padStart(3, "0")} | Site ${(i % 7) + 1} | ${weight(i)} |`)
+      const table = ["| Sample | Site | Weight |", "| --- | --- | --- |", ...rows].join("\n")
+      const at = positions(content, ["Register of samples", table, "End of the register."])
+      expect(ascending(at)).toBe(true)
+      expect(content.split("| Sample | Site | Weight |").length - 1).toBe(1)
+    }))
+
+  it.effect("two columns of prose are not a table", () =>
+    Effect.gen(function*() {
+      const upload = yield* Upload.Upload
+      const { content } = yield* upload.extract(file("two-column-prose.pdf"))
+      expect(content.split("\n").filter((l) => l.startsWith("|"))).toEqual([])
+      const at = positions(content, ["Field notes from the orchard survey", "The survey of the northern orchards\nbegan in early spring", "leaning towards the river."])
+      expect(ascending(at)).toBe(true)
+    }))
+})
+
+describe("glyph soup", () => {
+  it("a figure's glyphs without a usable text map are soup; words, numbers and formulas are not", () => {
+    expect(isGlyphSoup("…47>F/# N:FF#O6:,/#")).toBe(true)
+    expect(isGlyphSoup("\ue001\ue002\ue003\ue004\ue005 \ue006")).toBe(true)
+    expect(isGlyphSoup("\u0001\u0002\u0003\u0004\u0005x")).toBe(true)
+    expect(isGlyphSoup("The survey of the northern orchards")).toBe(false)
+    expect(isGlyphSoup("1,200 950 1,430 3.5% 12/04/2024")).toBe(false)
+    expect(isGlyphSoup("E = mc^2")).toBe(false)
+    expect(isGlyphSoup("if (a <= b && c != d) { x = y / z; }")).toBe(false)
+  })
+})
