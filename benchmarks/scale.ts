@@ -1,6 +1,6 @@
 /**
  * `npm run bench:scale [-- --sizes 5000,50000] [--max N] [--seed N] [--keep DIR] [--only PARTS]
- *  [--concurrency N] [--oneshot-runs N]`:
+ *  [--concurrency N] [--oneshot-runs N] [--replot]`:
  * how ingest, memory and queries behave as a collection grows, side by side with LanceDB alone
  * and the LangChain char pipeline, in one run (benchmarks/README.md, "Scale").
  *
@@ -17,7 +17,7 @@
  *   lancedb-ingest.mjs` (files read whole, one append, FTS index) and `langchain-ingest.mjs char`
  *   (`npm run bench:peers` installs LangChain), each a fresh child process with a fresh database,
  *   measured from outside (`internal/measure.ts`): wall, CPU s and peak RSS of the process tree;
- *   documents/s = documents / wall.
+ *   documents/s = documents / wall (and documents per CPU second, steadier under load).
  * - `query`: on effect-rag's store, opened once through the library (`LanceDbStore`, defaults:
  *   in memory up to its row bound, LanceDB's index above), the SciFact test queries (300), one
  *   warm-up pass then one measured pass, interleaved query by query: `Retrieve.retrieve` with
@@ -33,7 +33,7 @@
  *
  * Prints a table per size and the ratios across sizes, writes `benchmarks/results/scale.json`
  * (with the machine and its load average) and the plots `docs/plots/scale-docs-per-s.svg`,
- * `scale-rss.svg` and `scale-query.svg`.
+ * `scale-rss.svg` and `scale-query.svg` (`--replot`: only the plots again, from that report).
  */
 import { NodeContext } from "@effect/platform-node"
 import * as lancedb from "@lancedb/lancedb"
@@ -222,7 +222,10 @@ const lancedbPeer = peer("lancedb", "lancedb-ingest.mjs", [], "LanceDB alone: fi
 const charPeer = peer("langchain-char", "langchain-ingest.mjs", ["char"], "LangChain.js: DirectoryLoader + RecursiveCharacterTextSplitter by characters (2,048/256) + LanceDB + FTS")
 
 interface Ingested extends RunResult {
+  /** Documents / wall seconds. */
   readonly documentsPerS: number
+  /** Documents / CPU seconds of the process tree: steadier than wall time on a shared machine. */
+  readonly documentsPerCpuS: number
 }
 
 const runPipeline = async (p: Pipeline, dir: string, db: string): Promise<Ingested> => {
@@ -231,7 +234,7 @@ const runPipeline = async (p: Pipeline, dir: string, db: string): Promise<Ingest
   const m = await measure(command, argv)
   if (m.exitCode !== 0) throw new Error(`${p.name}: exit ${m.exitCode}\n${m.stderr.slice(-2000)}`)
   const r = parseRun(p, 0, m)
-  const out = { ...r, wallS: round(r.wallS), cpuS: round(r.cpuS), peakRssMiB: round(r.peakRssMiB, 1), documentsPerS: round(r.documents / r.wallS, 1) }
+  const out = { ...r, wallS: round(r.wallS), cpuS: round(r.cpuS), peakRssMiB: round(r.peakRssMiB, 1), documentsPerS: round(r.documents / r.wallS, 1), documentsPerCpuS: round(r.documents / r.cpuS, 1) }
   console.log(`  ${p.name.padEnd(15)} ${String(out.documents).padStart(8)} docs ${String(out.chunks).padStart(8)} chunks ${out.wallS.toFixed(1).padStart(8)} s wall ${out.cpuS.toFixed(1).padStart(8)} CPU s ${out.peakRssMiB.toFixed(0).padStart(6)} MiB ${out.documentsPerS.toFixed(0).padStart(7)} docs/s`)
   return out
 }
@@ -241,8 +244,19 @@ const ingestAgain = async (dir: string, db: string) => {
   const [command, argv] = effectRag(concurrency).command(dir, db)
   const m = await measure(command, argv)
   if (m.exitCode !== 0) throw new Error(`effect-rag ingest (again): exit ${m.exitCode}\n${m.stderr.slice(-2000)}`)
-  const out = JSON.parse(m.stdout) as { documents: number; ingested: number; skipped: number; chunks: { ingested: number } }
-  return { wallS: round(m.wallS), cpuS: round(m.cpuS), peakRssMiB: round(m.peakRssMiB, 1), documents: out.documents, ingested: out.ingested, skipped: out.skipped, chunksIngested: out.chunks.ingested }
+  const out = JSON.parse(m.stdout) as { documents: number; ingested: number; skipped: number; chunks: { ingested: number }; durationMs: number; writeMs: number }
+  return {
+    wallS: round(m.wallS),
+    cpuS: round(m.cpuS),
+    peakRssMiB: round(m.peakRssMiB, 1),
+    documents: out.documents,
+    ingested: out.ingested,
+    skipped: out.skipped,
+    chunksIngested: out.chunks.ingested,
+    /** The CLI's own total and write stage (store writes, index upkeep), from its summary. */
+    durationS: round(out.durationMs / 1000),
+    writeS: round(out.writeMs / 1000)
+  }
 }
 
 /** One `effect-rag query TEXT --json` as a fresh process: its wall time. */
@@ -341,7 +355,7 @@ const runSize = async (root: string, scratch: string, size: number, queries: Rea
     }
     console.log(`  rerun, unchanged: ${again.wallS.toFixed(1)} s wall ${again.cpuS.toFixed(1)} CPU s (${again.skipped} skipped, ${again.ingested} ingested)${first ? `: ${(unchanged.cpuRatio * 100).toFixed(1)} % of the first ingest's CPU` : ""}`)
     const changed = await changedFile(dir, db)
-    console.log(`  one changed file: ${changed.searchable ? "searchable" : "NOT found"} ${changed.searchableS.toFixed(2)} s after the command's start (ingest ${changed.ingest.wallS.toFixed(2)} s wall, ${changed.ingest.ingested} ingested)`)
+    console.log(`  one changed file: ${changed.searchable ? "searchable" : "NOT found"} ${changed.searchableS.toFixed(2)} s after the command's start (ingest ${changed.ingest.wallS.toFixed(2)} s wall, ${changed.ingest.ingested} ingested, write stage ${changed.ingest.writeS.toFixed(2)} s)`)
     result = { ...result, incremental: { unchanged, changedFile: changed } }
   }
   return result
@@ -472,7 +486,21 @@ const main = async () => {
   }
 }
 
-main().catch((e) => {
+/** `--replot`: the plots again from the last report (e.g. after a change to the charts), nothing measured. */
+const replot = () => {
+  const report = JSON.parse(readFileSync(resultsPath("scale"), "utf8")) as {
+    command: string
+    date: string
+    cpus: number
+    loadAverage: ReadonlyArray<number>
+    loadAverageAtEnd: ReadonlyArray<number>
+    results: ReadonlyArray<SizeResult>
+  }
+  const caption = `${report.command}: load ${report.loadAverage[0]}→${report.loadAverageAtEnd[0]} on ${report.cpus} CPUs, ${report.date.slice(0, 10)}`
+  for (const p of plots(report.results, caption)) console.log(`wrote ${p}`)
+}
+
+;(args.includes("--replot") ? Promise.resolve().then(replot) : main()).catch((e) => {
   console.error(e instanceof Error ? e.message : e)
   process.exitCode = 1
 })

@@ -155,15 +155,15 @@ export const lineChart = (chart: LineChart): string => {
   const fy = (y: number): number => top + plotHeight - (y / maxY) * plotHeight
   const colour = (i: number) => PALETTE[i % PALETTE.length]!
   const out: Array<string> = []
-  // axes, y ticks (5) and x ticks (the measured sizes)
-  out.push(`<line x1="${left}" y1="${top + plotHeight}" x2="${left + plotWidth}" y2="${top + plotHeight}" stroke="#333333"/>`)
-  out.push(`<line x1="${left}" y1="${top}" x2="${left}" y2="${top + plotHeight}" stroke="#333333"/>`)
+  // y grid and ticks (5), the axes over them, x ticks (the measured sizes)
   for (let i = 0; i <= 5; i++) {
     const v = (maxY / 5) * i
     const y = fy(v)
     out.push(`<line x1="${left}" y1="${y.toFixed(1)}" x2="${left + plotWidth}" y2="${y.toFixed(1)}" stroke="#eeeeee"/>`)
     out.push(`<text x="${left - 6}" y="${(y + 4).toFixed(1)}" text-anchor="end">${escapeXml(format(v, chart.digits))}</text>`)
   }
+  out.push(`<line x1="${left}" y1="${top + plotHeight}" x2="${left + plotWidth}" y2="${top + plotHeight}" stroke="#333333"/>`)
+  out.push(`<line x1="${left}" y1="${top}" x2="${left}" y2="${top + plotHeight}" stroke="#333333"/>`)
   for (const x of xs) {
     const px = fx(x)
     out.push(`<line x1="${px.toFixed(1)}" y1="${top + plotHeight}" x2="${px.toFixed(1)}" y2="${top + plotHeight + 5}" stroke="#333333"/>`)
