@@ -456,11 +456,28 @@ const main = async () => {
   mkdirSync(root, { recursive: true })
   const queries = await Effect.runPromise(queryTexts)
   const results: Array<SizeResult> = []
+  // the report is written after every size, so a long run stopped midway keeps the sizes it finished
+  const report = () => {
+    const end = runInfo()
+    return writeReport(resultsPath("scale"), {
+      command,
+      ...info,
+      loadAverageAtEnd: end.loadAverage,
+      finished: end.date,
+      complete: results.length === sizes.length,
+      timeBinary: timeBinary ?? "none (CPU from /proc samples)",
+      seed,
+      concurrency,
+      queries: queries.length,
+      results
+    })
+  }
   try {
     for (const size of sizes) {
       results.push(await runSize(root, scratch, size, queries))
       rmSync(join(scratch, `db-${size}`), { recursive: true, force: true })
       if (keep === undefined) rmSync(join(root, `scale-${size}-seed-${seed}`), { recursive: true, force: true })
+      report()
     }
   } finally {
     rmSync(scratch, { recursive: true, force: true })
@@ -470,18 +487,7 @@ const main = async () => {
     if (results.length > 0) {
       const caption = `${command}: load ${info.loadAverage[0]}→${end.loadAverage[0]} on ${info.cpus} CPUs, ${info.date.slice(0, 10)}`
       for (const p of plots(results, caption)) console.log(`wrote ${p}`)
-      const path = writeReport(resultsPath("scale"), {
-        command,
-        ...info,
-        loadAverageAtEnd: end.loadAverage,
-        finished: end.date,
-        timeBinary: timeBinary ?? "none (CPU from /proc samples)",
-        seed,
-        concurrency,
-        queries: queries.length,
-        results
-      })
-      console.log(`wrote ${path}`)
+      console.log(`wrote ${report()}`)
     }
   }
 }
