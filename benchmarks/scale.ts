@@ -18,6 +18,7 @@
  *   (`npm run bench:peers` installs LangChain), each a fresh child process with a fresh database,
  *   measured from outside (`internal/measure.ts`): wall, CPU s and peak RSS of the process tree;
  *   documents/s = documents / wall (and documents per CPU second, steadier under load).
+ *   `--timeout S`: a pipeline still running after S seconds is killed and reported as such.
  * - `query`: on effect-rag's store, opened once through the library (`LanceDbStore`, defaults:
  *   in memory up to its row bound, LanceDB's index above), the SciFact test queries (300), one
  *   warm-up pass then one measured pass, interleaved query by query: `Retrieve.retrieve` with
@@ -79,6 +80,8 @@ const parts = (flag("only") ?? "ingest,query,incremental").split(",")
 const want = (part: string) => parts.includes(part) || parts.includes("all")
 const concurrency = Number(flag("concurrency") ?? "2")
 const oneShotRuns = Math.max(1, Number(flag("oneshot-runs") ?? "3"))
+/** `--timeout S`: an ingest still running after S seconds is killed and reported as timed out. */
+const timeoutS = flag("timeout") === undefined ? undefined : Number(flag("timeout"))
 const collectionName = "bench"
 
 // =============================================================================
@@ -228,10 +231,14 @@ interface Ingested extends RunResult {
   readonly documentsPerCpuS: number
 }
 
-const runPipeline = async (p: Pipeline, dir: string, db: string): Promise<Ingested> => {
+const runPipeline = async (p: Pipeline, dir: string, db: string): Promise<Ingested | { readonly timedOutAfterS: number; readonly cpuS: number }> => {
   rmSync(db, { recursive: true, force: true })
   const [command, argv] = p.command(dir, db)
-  const m = await measure(command, argv)
+  const m = await measure(command, argv, timeoutS)
+  if (m.timedOut === true) {
+    console.log(`  ${p.name.padEnd(15)} TIMED OUT after ${m.wallS.toFixed(0)} s wall (${m.cpuS.toFixed(1)} CPU s); killed`)
+    return { timedOutAfterS: round(m.wallS), cpuS: round(m.cpuS) }
+  }
   if (m.exitCode !== 0) throw new Error(`${p.name}: exit ${m.exitCode}\n${m.stderr.slice(-2000)}`)
   const r = parseRun(p, 0, m)
   const out = { ...r, wallS: round(r.wallS), cpuS: round(r.cpuS), peakRssMiB: round(r.peakRssMiB, 1), documentsPerS: round(r.documents / r.wallS, 1), documentsPerCpuS: round(r.documents / r.cpuS, 1) }
@@ -311,6 +318,8 @@ interface SizeResult {
   readonly size: number
   readonly loadAverage: ReadonlyArray<number>
   readonly ingest?: Record<string, Ingested>
+  /** Pipelines killed after `--timeout` seconds, with the CPU they had used. */
+  readonly timedOut?: Record<string, { readonly timedOutAfterS: number; readonly cpuS: number }>
   readonly query?: Effect.Effect.Success<ReturnType<typeof queryLatency>> & { readonly oneShotWallS: number; readonly oneShotRunsS: ReadonlyArray<number> }
   readonly incremental?: {
     readonly unchanged: Awaited<ReturnType<typeof ingestAgain>> & { readonly cpuRatio: number; readonly wallRatio: number }
@@ -326,14 +335,17 @@ const runSize = async (root: string, scratch: string, size: number, queries: Rea
   let result: SizeResult = { size, loadAverage: load }
   if (want("ingest")) {
     const ingest: Record<string, Ingested> = {}
-    // the peers first, effect-rag last: its store stays for the queries and the incremental runs
-    for (const p of [lancedbPeer, charPeer]) {
-      const peerDb = join(scratch, `db-${p.name}`)
-      ingest[p.name] = await runPipeline(p, dir, peerDb)
-      rmSync(peerDb, { recursive: true, force: true })
+    const timedOut: Record<string, { readonly timedOutAfterS: number; readonly cpuS: number }> = {}
+    // effect-rag first (its store stays for the queries and the incremental runs), then the peers
+    for (const p of [effectRag(concurrency), lancedbPeer, charPeer]) {
+      const own = p.name === "effect-rag"
+      const pipelineDb = own ? db : join(scratch, `db-${p.name}`)
+      const r = await runPipeline(p, dir, pipelineDb)
+      if ("timedOutAfterS" in r) timedOut[p.name] = r
+      else ingest[p.name] = r
+      if (!own || "timedOutAfterS" in r) rmSync(pipelineDb, { recursive: true, force: true })
     }
-    ingest["effect-rag"] = await runPipeline(effectRag(concurrency), dir, db)
-    result = { ...result, ingest }
+    result = { ...result, ingest, ...(Object.keys(timedOut).length > 0 ? { timedOut } : {}) }
   }
   if (!existsSync(db)) return result
   if (want("query")) {

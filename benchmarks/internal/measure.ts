@@ -19,6 +19,8 @@ export interface Measured {
   readonly peakRssMiB: number
   readonly stdout: string
   readonly stderr: string
+  /** Killed after the caller's time limit. */
+  readonly timedOut?: boolean
 }
 
 const pageSize = 4096
@@ -60,8 +62,12 @@ const descendants = (table: Map<number, [number, number, number]>, root: number)
   return out
 }
 
-/** Runs a command, measuring its process tree (see the module doc). */
-export const measure = (command: string, args: ReadonlyArray<string>): Promise<Measured> =>
+/**
+ * Runs a command, measuring its process tree (see the module doc). With `timeoutS`, a tree still
+ * running after that many seconds is killed (SIGTERM to every process of it) and the result has
+ * `timedOut`.
+ */
+export const measure = (command: string, args: ReadonlyArray<string>, timeoutS?: number): Promise<Measured> =>
   new Promise((resolve, reject) => {
     const started = performance.now()
     const [exe, argv] = timeBinary === undefined
@@ -86,6 +92,17 @@ export const measure = (command: string, args: ReadonlyArray<string>): Promise<M
       peak = Math.max(peak, rss)
     }
     const timer = setInterval(sample, 50)
+    let timedOut = false
+    const limit = timeoutS === undefined ? undefined : setTimeout(() => {
+      timedOut = true
+      for (const pid of [...descendants(processTable(), child.pid!).reverse(), child.pid!]) {
+        try {
+          process.kill(pid, "SIGTERM")
+        } catch {
+          // ended meanwhile
+        }
+      }
+    }, timeoutS * 1000)
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()))
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
     child.on("error", (e) => {
@@ -94,10 +111,11 @@ export const measure = (command: string, args: ReadonlyArray<string>): Promise<M
     })
     child.on("close", (code) => {
       clearInterval(timer)
+      if (limit !== undefined) clearTimeout(limit)
       const wallS = (performance.now() - started) / 1000
       const time = /BENCH_TIME ([\d.]+) ([\d.]+) ([\d.]+)/.exec(stderr)
       const cpuS = time ? Number(time[2]) + Number(time[3]) : [...ticks.values()].reduce((a, b) => a + b, 0) / clockTicks
-      resolve({ exitCode: code, wallS, cpuS, peakRssMiB: peak / 2 ** 20, stdout, stderr })
+      resolve({ exitCode: code, wallS, cpuS, peakRssMiB: peak / 2 ** 20, stdout, stderr, ...(timedOut ? { timedOut } : {}) })
     })
   })
 
