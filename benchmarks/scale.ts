@@ -19,6 +19,7 @@
  *   measured from outside (`internal/measure.ts`): wall, CPU s and peak RSS of the process tree;
  *   documents/s = documents / wall (and documents per CPU second, steadier under load).
  *   `--timeout S`: a pipeline still running after S seconds is killed and reported as such.
+ *   `--store DIR` (with one size and `--only query`): the queries on a store an earlier run wrote.
  * - `query`: on effect-rag's store, opened once through the library (`LanceDbStore`, defaults:
  *   in memory up to its row bound, LanceDB's index above), the SciFact test queries (300), one
  *   warm-up pass then one measured pass, interleaved query by query: `Retrieve.retrieve` with
@@ -82,6 +83,11 @@ const concurrency = Number(flag("concurrency") ?? "2")
 const oneShotRuns = Math.max(1, Number(flag("oneshot-runs") ?? "3"))
 /** `--timeout S`: an ingest still running after S seconds is killed and reported as timed out. */
 const timeoutS = flag("timeout") === undefined ? undefined : Number(flag("timeout"))
+/** `--store DIR`: an existing effect-rag store (collection `bench`) of the one size, for `--only query`. */
+const store = flag("store") === undefined ? undefined : resolve(flag("store")!)
+if (store !== undefined && (sizes.length !== 1 || want("ingest") || want("incremental"))) {
+  throw new Error("--store takes one size (--sizes N) and --only query")
+}
 const collectionName = "bench"
 
 // =============================================================================
@@ -331,7 +337,7 @@ const runSize = async (root: string, scratch: string, size: number, queries: Rea
   const load = runInfo().loadAverage
   console.log(`\n${size} documents (load average ${load.join(" ")})`)
   const dir = corpus(root, size)
-  const db = join(scratch, `db-${size}`)
+  const db = store ?? join(scratch, `db-${size}`)
   let result: SizeResult = { size, loadAverage: load }
   if (want("ingest")) {
     const ingest: Record<string, Ingested> = {}
@@ -487,7 +493,7 @@ const main = async () => {
   try {
     for (const size of sizes) {
       results.push(await runSize(root, scratch, size, queries))
-      rmSync(join(scratch, `db-${size}`), { recursive: true, force: true })
+      if (store === undefined) rmSync(join(scratch, `db-${size}`), { recursive: true, force: true })
       if (keep === undefined) rmSync(join(root, `scale-${size}-seed-${seed}`), { recursive: true, force: true })
       report()
     }
