@@ -19,7 +19,7 @@
  *   measured from outside (`internal/measure.ts`): wall, CPU s and peak RSS of the process tree;
  *   documents/s = documents / wall (and documents per CPU second, steadier under load).
  *   `--timeout S`: a pipeline still running after S seconds is killed and reported as such.
- *   `--store DIR` (with one size and `--only query`): the queries on a store an earlier run wrote.
+ *   `--store DIR` (one size, `--only query` and/or `incremental`): those on a store an earlier run wrote.
  * - `query`: on effect-rag's store, opened once through the library (`LanceDbStore`, defaults:
  *   in memory up to its row bound, LanceDB's index above), the SciFact test queries (300), one
  *   warm-up pass then one measured pass, interleaved query by query: `Retrieve.retrieve` with
@@ -83,10 +83,13 @@ const concurrency = Number(flag("concurrency") ?? "2")
 const oneShotRuns = Math.max(1, Number(flag("oneshot-runs") ?? "3"))
 /** `--timeout S`: an ingest still running after S seconds is killed and reported as timed out. */
 const timeoutS = flag("timeout") === undefined ? undefined : Number(flag("timeout"))
-/** `--store DIR`: an existing effect-rag store (collection `bench`) of the one size, for `--only query`. */
+/**
+ * `--store DIR`: an existing effect-rag store (collection `bench`) of the one size's corpus, for
+ * `--only query` and/or `incremental` (which then has no first ingest to compare with).
+ */
 const store = flag("store") === undefined ? undefined : resolve(flag("store")!)
-if (store !== undefined && (sizes.length !== 1 || want("ingest") || want("incremental"))) {
-  throw new Error("--store takes one size (--sizes N) and --only query")
+if (store !== undefined && (sizes.length !== 1 || want("ingest"))) {
+  throw new Error("--store takes one size (--sizes N) and --only query and/or incremental")
 }
 const collectionName = "bench"
 
