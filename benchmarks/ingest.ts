@@ -37,179 +37,17 @@
  * `docs/plots/ingest-workers.svg`. `--index-rows N`: the vector index builds (`IVF_HNSW_SQ`, the
  * store's, and `IVF_PQ`) on N random 384-d vectors. Both run alone unless `--only` names other cases.
  */
-import { execFileSync, spawn } from "node:child_process"
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { packageRoot, sharedPath } from "../src/internal/shared.js"
+import { sharedPath } from "../src/internal/shared.js"
+import { ensureBuilt, measure, timeBinary } from "./internal/measure.js"
+import { effectRag, parseRun, peers, type Pipeline, type RunResult } from "./internal/pipelines.js"
 import { writeBarChart } from "./internal/plot.js"
 import { resultsPath, runInfo, writeReport } from "./internal/results.js"
 import { rng } from "./internal/rng.js"
 import { median } from "../src/bench/Metrics.js"
 import { benchIndexBuild, benchWorkers, workersTable } from "./internal/queue.js"
-
-// =============================================================================
-// Measuring a child process tree
-// =============================================================================
-
-interface Measured {
-  readonly exitCode: number | null
-  readonly wallS: number
-  /** User + system CPU seconds of the process tree. */
-  readonly cpuS: number
-  /** Peak of the summed RSS of the process tree. */
-  readonly peakRssMiB: number
-  readonly stdout: string
-  readonly stderr: string
-}
-
-const pageSize = 4096
-const clockTicks = 100
-const timeBinary = existsSync("/usr/bin/time") ? "/usr/bin/time" : undefined
-
-/** pid → [ppid, rss bytes, cpu ticks] for every process, from /proc. */
-const processTable = (): Map<number, [number, number, number]> => {
-  const out = new Map<number, [number, number, number]>()
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, "utf8")
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-      // fields[0] is field 3 (state): ppid 4, utime 14, stime 15, rss 24
-      out.set(Number(name), [Number(fields[1]), Number(fields[21]) * pageSize, Number(fields[11]) + Number(fields[12])])
-    } catch {
-      // the process ended meanwhile
-    }
-  }
-  return out
-}
-
-/** The descendants of `root` (not `root` itself) in a process table. */
-const descendants = (table: Map<number, [number, number, number]>, root: number): Array<number> => {
-  const children = new Map<number, Array<number>>()
-  for (const [pid, [ppid]] of table) {
-    const list = children.get(ppid) ?? []
-    list.push(pid)
-    children.set(ppid, list)
-  }
-  const out: Array<number> = []
-  const queue = [...(children.get(root) ?? [])]
-  while (queue.length > 0) {
-    const pid = queue.shift()!
-    out.push(pid)
-    queue.push(...(children.get(pid) ?? []))
-  }
-  return out
-}
-
-/** Runs a command, measuring its process tree (see the module doc). */
-const measure = (command: string, args: ReadonlyArray<string>): Promise<Measured> =>
-  new Promise((resolve, reject) => {
-    const started = performance.now()
-    const [exe, argv] = timeBinary === undefined
-      ? [command, [...args]]
-      : [timeBinary, ["-f", "BENCH_TIME %e %U %S", command, ...args]]
-    const child = spawn(exe, argv, { cwd: packageRoot(), stdio: ["ignore", "pipe", "pipe"], env: benchEnv })
-    let stdout = ""
-    let stderr = ""
-    let peak = 0
-    // without /usr/bin/time: the last CPU ticks seen of every process of the tree
-    const ticks = new Map<number, number>()
-    const sample = () => {
-      const table = processTable()
-      const tree = timeBinary === undefined ? [child.pid!, ...descendants(table, child.pid!)] : descendants(table, child.pid!)
-      let rss = 0
-      for (const pid of tree) {
-        const row = table.get(pid)
-        if (row === undefined) continue
-        rss += row[1]
-        ticks.set(pid, row[2])
-      }
-      peak = Math.max(peak, rss)
-    }
-    const timer = setInterval(sample, 50)
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()))
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
-    child.on("error", (e) => {
-      clearInterval(timer)
-      reject(e)
-    })
-    child.on("close", (code) => {
-      clearInterval(timer)
-      const wallS = (performance.now() - started) / 1000
-      const time = /BENCH_TIME ([\d.]+) ([\d.]+) ([\d.]+)/.exec(stderr)
-      const cpuS = time ? Number(time[2]) + Number(time[3]) : [...ticks.values()].reduce((a, b) => a + b, 0) / clockTicks
-      resolve({ exitCode: code, wallS, cpuS, peakRssMiB: peak / 2 ** 20, stdout, stderr })
-    })
-  })
-
-/** The environment of the children: no effect-rag settings of the caller's shell (the shared data stays). */
-const benchEnv = Object.fromEntries(
-  Object.entries(process.env).filter(([k]) => !k.startsWith("EFFECT_RAG_") || k === "EFFECT_RAG_SHARED")
-)
-
-// =============================================================================
-// Pipelines
-// =============================================================================
-
-interface Pipeline {
-  readonly name: string
-  readonly description: string
-  readonly command: (dir: string, db: string) => [string, Array<string>]
-}
-
-interface RunResult extends Omit<Measured, "stdout" | "stderr"> {
-  readonly pipeline: string
-  readonly round: number
-  readonly documents: number
-  readonly chunks: number
-  readonly failed: number
-  /** Time in store writes and index builds, as the pipeline measured it. */
-  readonly writeS: number
-  /** The pipeline's own total (without process start-up). */
-  readonly totalS: number
-}
-
-const cli = join(packageRoot(), "bin", "effect-rag.js")
-
-const effectRag = (concurrency: number): Pipeline => ({
-  name: "effect-rag",
-  description: "effect-rag ingest (built CLI): small text in-process, other formats in extraction workers, 512-token structure-aware chunks, LanceDB + FTS",
-  command: (dir, db) => [process.execPath, [cli, "ingest", dir, "--db", db, "--collection", "bench", "--json", "--concurrency", String(concurrency)]]
-})
-
-const peer = (name: string, script: string, extra: Array<string>, description: string): Pipeline => ({
-  name,
-  description,
-  command: (dir, db) => [process.execPath, [join(packageRoot(), "benchmarks", "peers", script), dir, db, ...extra]]
-})
-
-const peers: ReadonlyArray<Pipeline> = [
-  peer("langchain-token", "langchain-ingest.mjs", ["token"], "LangChain.js: DirectoryLoader + RecursiveCharacterTextSplitter by js-tiktoken tokens (512/64) + LanceDB + FTS"),
-  peer("langchain-char", "langchain-ingest.mjs", ["char"], "LangChain.js: DirectoryLoader + RecursiveCharacterTextSplitter by characters (2,048/256) + LanceDB + FTS"),
-  peer("lancedb", "lancedb-ingest.mjs", [], "LanceDB alone: files read whole, one append, FTS index")
-]
-
-const parseRun = (p: Pipeline, round: number, m: Measured): RunResult => {
-  const line = m.stdout.trim().split("\n").filter((l) => l.startsWith("{") || l.startsWith("[")).join("\n") || m.stdout
-  let out: { documents: number; ingested?: number; failed?: number; chunks: number | { ingested: number }; durationMs?: number; writeMs: number; totalMs?: number }
-  try {
-    out = JSON.parse(p.name === "effect-rag" ? m.stdout : line)
-  } catch {
-    throw new Error(`${p.name}: no JSON result (exit ${m.exitCode}):\n${m.stderr.slice(-2000)}`)
-  }
-  const { stdout: _o, stderr: _e, ...rest } = m
-  return {
-    ...rest,
-    pipeline: p.name,
-    round,
-    documents: out.ingested ?? out.documents,
-    chunks: typeof out.chunks === "number" ? out.chunks : out.chunks.ingested,
-    failed: out.failed ?? 0,
-    writeS: out.writeMs / 1000,
-    totalS: (out.durationMs ?? out.totalMs ?? 0) / 1000
-  }
-}
 
 // =============================================================================
 // Inputs
@@ -248,19 +86,6 @@ const synthetic = (dir: string, files: number, chunksPerFile: number) => {
     }
     writeFileSync(join(dir, `doc-${String(f).padStart(5, "0")}.md`), parts.join("\n"))
   }
-}
-
-/** Builds `dist/` when a source file is newer than the CLI entry (the benchmark runs the built CLI). */
-const ensureBuilt = () => {
-  const entry = join(packageRoot(), "dist", "cli", "main.js")
-  const newest = (dir: string): number =>
-    readdirSync(dir, { withFileTypes: true }).reduce((m, e) => {
-      const p = join(dir, e.name)
-      return Math.max(m, e.isDirectory() ? newest(p) : statSync(p).mtimeMs)
-    }, 0)
-  if (existsSync(entry) && statSync(entry).mtimeMs >= newest(join(packageRoot(), "src"))) return
-  console.log("building dist/ (npm run build) ...")
-  execFileSync(process.execPath, [join(packageRoot(), "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json"], { cwd: packageRoot(), stdio: "inherit" })
 }
 
 // =============================================================================
