@@ -1,5 +1,5 @@
 /**
- * `npm run bench:ingest [-- --quick] [--docs N] [--rounds N] [--only NAME[,NAME]] [--concurrency N] [--workers 1,2,4]`:
+ * `npm run bench:ingest [-- --quick] [--docs N] [--rounds N] [--only NAME[,NAME]] [--concurrency N] [--workers 1,2,4] [--postgres URL | --no-postgres]`:
  * ingestion speed and memory of `effect-rag ingest`, side by side with its peers, in one run.
  *
  * Every run is a fresh child process with a fresh database, measured from outside: wall time,
@@ -18,6 +18,11 @@
  *   characters) + a LanceDB table with a full-text index;
  * - `lancedb`: `benchmarks/peers/lancedb-ingest.mjs`, files read whole into one LanceDB append
  *   and a full-text index (the floor).
+ * - `effect-rag-pg`: the same command into PostgreSQL (`--db postgres://…`, a collection
+ *   per run), when a server is at hand: `--postgres URL` (or `$EFFECT_RAG_BENCH_POSTGRES`), else
+ *   Debian's PostgreSQL 15 with pgvector started for the run when it is installed (as `.ci/run`
+ *   installs it); `--no-postgres` leaves it out. Its CPU adds the server's (the `postgres`
+ *   processes of this machine, reaped backends included); its peak RSS is the client's only.
  * The pipelines run in interleaved rounds (each round runs all of them, in a rotating order), so
  * a change in the machine's load hits them alike; the table shows medians and ratios.
  *
@@ -41,8 +46,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { sharedPath } from "../src/internal/shared.js"
-import { ensureBuilt, measure, timeBinary } from "./internal/measure.js"
-import { effectRag, parseRun, peers, type Pipeline, type RunResult } from "./internal/pipelines.js"
+import { ensureBuilt, measure, postgresCpuS, timeBinary } from "./internal/measure.js"
+import { effectRag, effectRagPostgres, parseRun, peers, type Pipeline, type RunResult } from "./internal/pipelines.js"
 import { writeBarChart } from "./internal/plot.js"
 import { resultsPath, runInfo, writeReport } from "./internal/results.js"
 import { rng } from "./internal/rng.js"
@@ -221,6 +226,20 @@ const workerCounts = workersFlag(flag("--workers"))
 const only = (flag("--only") ?? (workerCounts !== undefined || flag("--index-rows") !== undefined ? "" : "scifact")).split(",")
 const want = (n: string) => only.includes("all") || only.includes(n)
 
+/** The PostgreSQL server of the `effect-rag-pg` row (see the module doc), or undefined. */
+const postgresServer = async (): Promise<{ kind: string; url: string; stop: () => Promise<void> } | undefined> => {
+  if (args.includes("--no-postgres")) return undefined
+  const given = flag("--postgres") ?? process.env["EFFECT_RAG_BENCH_POSTGRES"]
+  if (given !== undefined) return { kind: "postgresql (given)", url: given, stop: async () => {} }
+  process.env["EFFECT_RAG_TEST_POSTGRES"] = "1"
+  const support = await import("../test/support/postgres.js")
+  if (!support.debianPostgresInstalled()) {
+    console.log("effect-rag-pg: left out (no --postgres URL, and postgresql-15 is not installed)")
+    return undefined
+  }
+  return support.startPostgres()
+}
+
 ensureBuilt()
 const tmp = mkdtempSync(join(tmpdir(), "effect-rag-bench-ingest-"))
 const info = runInfo()
@@ -230,7 +249,8 @@ try {
     const dir = join(tmp, "scifact")
     const n = scifact(dir, docs)
     const fullCorpus = n >= 5183
-    const pipelines = [effectRag(concurrency), ...peers]
+    const pg = await postgresServer()
+    const pipelines = [effectRag(concurrency), ...peers, ...(pg === undefined ? [] : [effectRagPostgres(concurrency, pg.url)])]
     const runs: Array<RunResult> = []
     console.log(`SciFact: ${n} abstracts as Markdown files; ${rounds} interleaved round(s); load average ${info.loadAverage.join(" ")} on ${info.cpus} CPUs`)
     for (let r = 0; r < rounds; r++) {
@@ -239,7 +259,10 @@ try {
       for (const p of order) {
         const db = join(tmp, `db-${p.name}-${r}`)
         const [command, argv] = p.command(dir, db)
-        const result = parseRun(p, r, await measure(command, argv))
+        const serverBefore = p.name === "effect-rag-pg" ? postgresCpuS() : 0
+        const measured = await measure(command, argv)
+        const serverCpuS = p.name === "effect-rag-pg" ? postgresCpuS() - serverBefore : 0
+        const result = parseRun(p, r, { ...measured, cpuS: measured.cpuS + serverCpuS })
         runs.push(result)
         rmSync(db, { recursive: true, force: true })
         console.log(`  round ${r + 1} ${p.name.padEnd(16)} ${result.wallS.toFixed(2)} s wall ${result.cpuS.toFixed(2)} CPU s ${result.peakRssMiB.toFixed(0)} MiB`)
@@ -267,7 +290,8 @@ try {
       groups: [{ label: "peak RSS", bars: summaries.map((s) => ({ series: s.pipeline, value: s.peakRssMiB })) }]
     })
     console.log(`wrote ${plotTime}\nwrote ${plotRss}`)
-    report["scifact"] = { documents: n, summaries, goals: checked, runs }
+    report["scifact"] = { documents: n, summaries, goals: checked, runs, ...(pg === undefined ? {} : { postgres: pg.kind }) }
+    await pg?.stop()
   }
   const alone: Array<Summary> = []
   const runAlone = async (name: string, dir: string) => {

@@ -44,6 +44,32 @@ const processTable = (): Map<number, [number, number, number]> => {
   return out
 }
 
+/**
+ * CPU seconds spent so far by the local PostgreSQL server: the postmaster's own and its reaped
+ * children's (connection backends exit and are reaped when a client disconnects), plus the live
+ * processes named `postgres` (checkpointer, writers, backends still open). The difference over a
+ * run is the server's share of it. 0 when no `postgres` process runs here.
+ */
+export const postgresCpuS = (): number => {
+  const procs: Array<{ pid: number; ppid: number; own: number; reaped: number }> = []
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8")
+      if (stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")) !== "postgres") continue
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+      // utime 14, stime 15, cutime 16, cstime 17 (fields[11..14])
+      procs.push({ pid: Number(name), ppid: Number(f[1]), own: Number(f[11]) + Number(f[12]), reaped: Number(f[13]) + Number(f[14]) })
+    } catch {
+      // ended meanwhile
+    }
+  }
+  const pids = new Set(procs.map((p) => p.pid))
+  let ticks = 0
+  for (const p of procs) ticks += p.own + (pids.has(p.ppid) ? 0 : p.reaped)
+  return ticks / clockTicks
+}
+
 /** The descendants of `root` (not `root` itself) in a process table. */
 const descendants = (table: Map<number, [number, number, number]>, root: number): Array<number> => {
   const children = new Map<number, Array<number>>()

@@ -33,6 +33,19 @@ export const effectRag = (concurrency: number): Pipeline => ({
   command: (dir, db) => [process.execPath, [cli, "ingest", dir, "--db", db, "--collection", "bench", "--json", "--concurrency", String(concurrency)]]
 })
 
+/**
+ * `effect-rag ingest` into PostgreSQL (`--db postgres://…`): each run a collection of its own
+ * (`bench_<n>`), so a run starts empty as the others do.
+ */
+export const effectRagPostgres = (concurrency: number, url: string): Pipeline => {
+  let n = 0
+  return {
+    name: "effect-rag-pg",
+    description: "effect-rag ingest (built CLI) into PostgreSQL 15 + pgvector (--db postgres://…): the same chunks, BM25 postings and spec in tables; CPU includes the local server's",
+    command: (dir) => [process.execPath, [cli, "ingest", dir, "--db", url, "--collection", `bench_${process.pid}_${n++}`, "--json", "--concurrency", String(concurrency)]]
+  }
+}
+
 export const peer = (name: string, script: string, extra: Array<string>, description: string): Pipeline => ({
   name,
   description,
@@ -49,7 +62,7 @@ export const parseRun = (p: Pipeline, round: number, m: Measured): RunResult => 
   const line = m.stdout.trim().split("\n").filter((l) => l.startsWith("{") || l.startsWith("[")).join("\n") || m.stdout
   let out: { documents: number; ingested?: number; failed?: number; chunks: number | { ingested: number }; durationMs?: number; writeMs: number; totalMs?: number }
   try {
-    out = JSON.parse(p.name === "effect-rag" ? m.stdout : line)
+    out = JSON.parse(p.name.startsWith("effect-rag") ? m.stdout : line)
   } catch {
     throw new Error(`${p.name}: no JSON result (exit ${m.exitCode}):\n${m.stderr.slice(-2000)}`)
   }
