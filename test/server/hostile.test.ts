@@ -320,7 +320,7 @@ describe("hostile: multipart limits", () => {
         rawPost(`${url}/upload`, multipart, once(form([file, ["note", "x".repeat(100)], ["text_only", "true"], ["extract_mode", "embeddings"]])))
       )
       expect(result.status).toBe(200)
-      expect(engine.calls).toEqual([{ method: "extractChunks", name: "a.txt", options: { text_only: true } }])
+      expect(engine.calls).toEqual([{ method: "extractChunks", name: "a.txt", options: { text_only: true, enable_ocr: false } }])
       expect(seen.longestMs).toBeLessThan(stallBoundMs)
     }))
 })
