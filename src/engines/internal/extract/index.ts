@@ -164,19 +164,8 @@ const imagesOnlyOdf = async (
   options: ExtractRequest["options"],
   format: "odt" | "odp",
   read: () => Promise<Extracted>
-): Promise<Extracted> => {
-  if (!options.imagesOnly) return read()
-  const { openZip } = await import("./zip.js")
-  const { mediaDataUrls } = await import("./ooxml.js")
-  const zip = data[0] === 0x50 && data[1] === 0x4b ? openZip(data, (n) => n.startsWith("Pictures/")) : undefined
-  const images = zip ? mediaDataUrls(zip, "Pictures/") : []
-  return {
-    format,
-    units: [{ page: 1, content: images.join("\n") }],
-    images,
-    warnings: images.length === 0 ? ["images_only: the document has no embedded images"] : []
-  }
-}
+): Promise<Extracted> =>
+  options.imagesOnly ? (await import("./ooxml.js")).odfPictures(data, format, "document") : read()
 
 /** Extracts a document; rejects with an {@link ExtractFailure} only. */
 export const extractDocument = async (req: ExtractRequest, depth = 0): Promise<Extracted> => {

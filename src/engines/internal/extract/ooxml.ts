@@ -5,8 +5,8 @@
  */
 import { posix } from "node:path"
 import { attrsOf, find, findAll, parseOrdered, textOf, type XNode } from "./xml.js"
-import { ExtractFailure } from "./types.js"
-import type { Zip } from "./zip.js"
+import { ExtractFailure, type Extracted } from "./types.js"
+import { openZip, type Zip } from "./zip.js"
 
 /** Fails with `corrupt` when a part holds a DTD (not allowed in OOXML); returns its text. */
 export const refuseDtd = (zip: Zip, name: string): string | undefined => {
@@ -87,6 +87,22 @@ export const mediaDataUrls = (zip: Zip, folder: string): Array<string> =>
       const bytes = zip.bytes(n)
       return bytes ? [`data:${imageMime(n)};base64,${Buffer.from(bytes).toString("base64")}`] : []
     })
+
+/**
+ * `images_only` for an OpenDocument package (text, spreadsheet, presentation): the pictures of
+ * its `Pictures/` folder, as stored, one unit; a warning when it has none (`what`: "document",
+ * "workbook").
+ */
+export const odfPictures = (data: Uint8Array, format: Extracted["format"], what: string): Extracted => {
+  const zip = data[0] === 0x50 && data[1] === 0x4b ? openZip(data, (n) => n.startsWith("Pictures/")) : undefined
+  const images = zip ? mediaDataUrls(zip, "Pictures/") : []
+  return {
+    format,
+    units: [{ page: 1, content: images.join("\n") }],
+    images,
+    warnings: images.length === 0 ? [`images_only: the ${what} has no embedded images`] : []
+  }
+}
 
 /** Compares names with numbers in numeric order (`slide2` before `slide10`). */
 export const naturalCompare = (a: string, b: string): number =>

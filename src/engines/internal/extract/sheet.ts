@@ -11,7 +11,7 @@ import * as cptable from "@e965/xlsx/dist/cpexcel.full.mjs"
 import { dsvFormat } from "d3-dsv"
 import { markdownTable } from "./markdown.js"
 import { checkOds } from "./odf.js"
-import { mediaDataUrls } from "./ooxml.js"
+import { mediaDataUrls, odfPictures } from "./ooxml.js"
 import { decodeText } from "./text.js"
 import { ExtractFailure, type Extracted, type ExtractOptions, limits, type Unit } from "./types.js"
 import { xlsImages } from "./xls-images.js"
@@ -83,16 +83,7 @@ export const extractWorkbook = async (
 ): Promise<Extracted> => {
   // ODS: the container limits and the DTD refusal first, then SheetJS reads the cells
   const odf = format === "ods" ? checkOds(data) : undefined
-  if (format === "ods" && options.imagesOnly) {
-    const zip = data[0] === 0x50 && data[1] === 0x4b ? openZip(data, (n) => n.startsWith("Pictures/")) : undefined
-    const images = zip ? mediaDataUrls(zip, "Pictures/") : []
-    return {
-      format,
-      units: [{ page: 1, content: images.join("\n") }],
-      images,
-      warnings: images.length === 0 ? ["images_only: the workbook has no embedded images"] : []
-    }
-  }
+  if (format === "ods" && options.imagesOnly) return odfPictures(data, format, "workbook")
   if (format === "xlsx") {
     const zip = openZip(data)
     if (zip.names.some((n) => n.endsWith(".xml") && /<!DOCTYPE/i.test((zip.text(n) ?? "").slice(0, 4096)))) {
