@@ -19,7 +19,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import * as collections from "../../src/cli/commands/collections.js"
 import * as ingest from "../../src/cli/commands/ingest.js"
 import * as query from "../../src/cli/commands/query.js"
-import * as LocalFiles from "../../src/engines/LocalFiles.js"
+import * as LocalFiles from "../../src/engines/documents/LocalFiles.js"
 import * as Ingest from "../../src/pipeline/Ingest.js"
 import * as LanceDbStore from "../../src/store/LanceDbStore.js"
 import { runCli } from "../support/cli.js"

@@ -11,7 +11,7 @@ import * as RagError from "../../src/RagError.js"
 import * as Upload from "../../src/api/Upload.js"
 import * as Web from "../../src/api/Web.js"
 import * as WebCrawlScope from "../../src/api/WebCrawlScope.js"
-import * as LocalWeb from "../../src/engines/LocalWeb.js"
+import * as LocalWeb from "../../src/engines/web/LocalWeb.js"
 import { sitePages, startSite } from "../engines/web/site.js"
 import { clientLayer, serveOurs } from "../support/server.js"
 

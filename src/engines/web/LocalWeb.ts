@@ -34,11 +34,11 @@
  * @since 0.1.0
  */
 import { Cause, Chunk, Clock, Context, Deferred, Duration, Effect, Exit, Fiber, Layer, Option, Schedule, Scope, Stream } from "effect"
-import * as Upload from "../api/Upload.js"
-import { endpointOf, type WebOperation } from "../api/WebRoutes.js"
-import * as Web from "../api/Web.js"
-import * as WebCrawlScope from "../api/WebCrawlScope.js"
-import * as RagError from "../RagError.js"
+import * as Upload from "../../api/Upload.js"
+import { endpointOf, type WebOperation } from "../../api/WebRoutes.js"
+import * as Web from "../../api/Web.js"
+import * as WebCrawlScope from "../../api/WebCrawlScope.js"
+import * as RagError from "../../RagError.js"
 import {
   destroyAgents,
   type Agents,
@@ -46,14 +46,14 @@ import {
   type FetchResult,
   fetchUrl,
   makeAgents
-} from "./internal/web/fetcher.js"
-import { decodePage, invalidSelector, isHtml, processHtml } from "./internal/web/html.js"
-import { type Job, makeStore } from "./internal/web/jobs.js"
-import * as Robots from "./internal/web/robots.js"
-import { parseSitemap } from "./internal/web/sitemap.js"
-import { precheck, type Policy } from "./internal/web/ssrf.js"
-import { compileFilter, passes, type PathFilter } from "./internal/web/path-filter.js"
-import { normalize, parseHttpUrl, pathDepth, sameSite } from "../internal/url.js"
+} from "./internal/fetcher.js"
+import { decodePage, invalidSelector, isHtml, processHtml } from "./internal/html.js"
+import { type Job, makeStore } from "./internal/jobs.js"
+import * as Robots from "./internal/robots.js"
+import { parseSitemap } from "./internal/sitemap.js"
+import { precheck, type Policy } from "./internal/ssrf.js"
+import { compileFilter, passes, type PathFilter } from "./internal/path-filter.js"
+import { normalize, parseHttpUrl, pathDepth, sameSite } from "../../internal/url.js"
 
 // =============================================================================
 // Options
