@@ -458,9 +458,22 @@ const extractRound = (ctx: RunContext, hashed: ReadonlyArray<Stages.Hashed>): Ef
     )
   }).pipe(Effect.withSpan("Ingest.extract", { attributes: { "effect_rag.documents": hashed.length } }))
 
+/** Leaves out (counted as skipped) a group's files whose stat matches their marker: no read, no hash. */
+const skipUnchanged = (ctx: RunContext, group: ReadonlyArray<Stages.Item>): Effect.Effect<ReadonlyArray<Stages.Item>> =>
+  Effect.flatMap(Stages.unchanged(ctx.state, ctx.settings.fingerprint, group), (same) => {
+    if (!same.includes(true)) return Effect.succeed(group)
+    const skipped = group.filter((_, i) => same[i])
+    ctx.tally.skipped += skipped.length
+    return Effect.as(
+      Effect.forEach(skipped, (item) => ctx.settings.emit({ _tag: "Skipped", source: item.source, documentId: item.documentId }), { discard: true }),
+      group.filter((_, i) => !same[i])
+    )
+  })
+
 /** A group of documents: loaded and extracted in rounds (see {@link loadRound}). */
-const processGroup = (ctx: RunContext, group: ReadonlyArray<Stages.Item>): Effect.Effect<Array<Stages.Prepared>> =>
+const processGroup = (ctx: RunContext, all: ReadonlyArray<Stages.Item>): Effect.Effect<Array<Stages.Prepared>> =>
   Effect.gen(function*() {
+    const group = yield* skipUnchanged(ctx, all)
     const out: Array<Stages.Prepared> = []
     let i = 0
     while (i < group.length) {
