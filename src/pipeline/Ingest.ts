@@ -21,7 +21,10 @@
  * 3. upsert the completion marker `(documentId, hash, chunk count)` into the manifest
  *    collection `<name>__ingest`.
  * A document is skipped when its marker has the same hash and the collection holds exactly that
- * many chunks of it. A process killed at any moment leaves only documents without a matching
+ * many chunks of it. A file's marker also records its stat signature (size, modification and
+ * change times, inode, under the fingerprint and access list) when the file had not changed for
+ * 2.5 s before its read: a rerun skips a file whose `stat` gives that signature without opening
+ * it, and reads and hashes every other one. A process killed at any moment leaves only documents without a matching
  * marker half-done; the rerun redoes them: step 1 rewrites nothing that is there and adds what is
  * missing, step 2 removes the rest, step 3 seals it. The result is the collection an
  * uninterrupted run writes (`test/pipeline/ingest-crash.test.ts` kills a child process at
