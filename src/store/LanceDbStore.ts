@@ -72,6 +72,7 @@ import * as Filters from "./internal/filter.js"
 import * as Fusion from "./Fusion.js"
 import * as Hash from "./internal/hash.js"
 import { FieldIndex, weightedTerms } from "./internal/bm25.js"
+import { ensureCpuThreads } from "./internal/lance-threads.js"
 import { analyze } from "./TextAnalysis.js"
 import { defaultDb, isObjectStoreUri } from "./StoreUri.js"
 import {
@@ -833,6 +834,7 @@ export const make = (options: Options) =>
       )
     }
     const remote = isObjectStoreUri(options.uri)
+    ensureCpuThreads() // before LanceDB starts its CPU pool: see internal/lance-threads.ts
     const connection = yield* Effect.acquireRelease(
       Effect.tryPromise({
         try: async () => {
