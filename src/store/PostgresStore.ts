@@ -163,7 +163,7 @@ export const compileFilter: (
  * @since 0.1.0
  * @category models
  */
-export type Outcome<E, A> = Sql.Outcome<E, A>
+export type Outcome<E, A> = { readonly _tag: "Left"; readonly left: E } | { readonly _tag: "Right"; readonly right: A }
 
 // =============================================================================
 // Collections
