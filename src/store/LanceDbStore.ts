@@ -69,6 +69,7 @@ import { mkdirSync } from "node:fs"
 import { createRequire } from "node:module"
 import { fileURLToPath } from "node:url"
 import * as Filters from "./internal/filter.js"
+import * as AdapterKit from "./AdapterKit.js"
 import * as Fusion from "./Fusion.js"
 import * as Hash from "./internal/hash.js"
 import { FieldIndex, weightedTerms } from "./internal/bm25.js"
@@ -86,7 +87,6 @@ import {
   describeEmbedding,
   type DocumentEntry,
   documentIdField,
-  EmbeddingMismatch,
   type Filter,
   type Hit,
   type HybridSearchOptions,
@@ -875,22 +875,7 @@ export const make = (options: Options) =>
         if (problem !== undefined) return yield* new InvalidInput({ message: problem })
         const existing = yield* openExisting(requested.name)
         if (Option.isSome(existing)) {
-          const stored = existing.value.spec
-          if (!sameEmbedding(stored.embedding, requested.embedding)) {
-            return yield* new EmbeddingMismatch({
-              collection: requested.name,
-              expected: describeEmbedding(stored.embedding),
-              actual: describeEmbedding(requested.embedding),
-              message: `collection ${requested.name} was created with ${describeEmbedding(stored.embedding)}, not ${describeEmbedding(requested.embedding)}`
-            })
-          }
-          for (const [f, t] of Object.entries(requested.fields ?? {})) {
-            if (stored.fields?.[f] !== t) {
-              return yield* new InvalidInput({
-                message: `collection ${requested.name} has no ${t} field ${f} (declared: ${JSON.stringify(stored.fields ?? {})})`
-              })
-            }
-          }
+          yield* AdapterKit.checkReopened(existing.value.spec, requested)
           return existing.value
         }
         const table = yield* attempt("createTable", () =>
@@ -898,14 +883,7 @@ export const make = (options: Options) =>
         // Another writer may have created it first: read back what is stored.
         const schema = yield* attempt("schema", () => table.schema())
         const spec = parseSpec(requested.name, schema) ?? requested
-        if (!sameEmbedding(spec.embedding, requested.embedding)) {
-          return yield* new EmbeddingMismatch({
-            collection: requested.name,
-            expected: describeEmbedding(spec.embedding),
-            actual: describeEmbedding(requested.embedding),
-            message: `collection ${requested.name} was created with ${describeEmbedding(spec.embedding)}, not ${describeEmbedding(requested.embedding)}`
-          })
-        }
+        if (!sameEmbedding(spec.embedding, requested.embedding)) return yield* AdapterKit.embeddingMismatch(requested, spec)
         const c = makeCollection(table, spec, settings, schema.fields.some((f) => f.name === accessColumn))
         open.set(requested.name, c)
         return c
