@@ -477,7 +477,7 @@ export const make = (options: RemoteOptions = {}) =>
         return { taskId: done.taskId, fileId: done.fileId, downloadUrl: file.download_url, file } satisfies VideoResult
       }).pipe(Effect.withSpan("Video.generate", { attributes: { model: request.model } }))
 
-    return Video.of({ submit, query: jobs.status, retrieve, wait: (taskId, opts) => jobs.wait(taskId, opts), generate })
+    return Video.of({ submit, query: jobs.status, retrieve, wait: jobs.wait, generate })
   })
 
 /**

@@ -53,7 +53,7 @@ export const upsert = (state: CollectionState, chunks: ReadonlyArray<Chunk>) =>
     return { inserted, updated } satisfies UpsertResult
   })
 
-/** Deletes the rows of these ids; returns how many ids were given (as the adapter always has). */
+/** Deletes the rows of these ids (ids of stored rows); returns how many. */
 const remove = (state: CollectionState, ids: ReadonlyArray<string>): number => {
   for (const id of ids) {
     state.rows.delete(id)
