@@ -334,11 +334,13 @@ const tableMarkdown = (table: XNode, notes: Notes): string => {
   visit(childrenOf(table))
   // trailing empty columns and rows (a spreadsheet-like table repeats empty cells)
   const kept = rows.filter((r) => r.some((c) => c !== ""))
-  const width = Math.max(0, ...kept.map((r) => {
+  // a loop, not Math.max(...rows): a table may have more rows than a call has arguments
+  let width = 0
+  for (const r of kept) {
     let w = r.length
-    while (w > 0 && r[w - 1] === "") w--
-    return w
-  }))
+    while (w > width && r[w - 1] === "") w--
+    if (w > width) width = w
+  }
   return markdownTable(kept.map((r) => r.slice(0, width)))
 }
 
