@@ -256,14 +256,14 @@ const writeBlocks = (nodes: ReadonlyArray<XNode>, notes: Notes, out: Array<strin
         const extra: Array<string> = []
         const text = inline(childrenOf(n), notes, extra).replace(/\s+/g, " ").trim()
         if (text) out.push(`${"#".repeat(level)} ${text}`)
-        out.push(...extra)
+        for (const block of extra) out.push(block)
         break
       }
       case "text:p": {
         const extra: Array<string> = []
         const text = tidy(inline(childrenOf(n), notes, extra).replace(/ {2,}/g, " ").replace(/ ?\n ?/g, "\n"))
         if (text) out.push(text)
-        out.push(...extra)
+        for (const block of extra) out.push(block)
         break
       }
       case "text:list": {
@@ -292,7 +292,7 @@ const listLines = (list: XNode, notes: Notes, level: number): Array<string> => {
     for (const c of childrenOf(item)) {
       const ct = tagOf(c)
       if (ct === "text:list") {
-        lines.push(...listLines(c, notes, level + 1))
+        for (const line of listLines(c, notes, level + 1)) lines.push(line)
         continue
       }
       const text = ct === "text:p" || ct === "text:h" ? lineOf(childrenOf(c), notes) : blockText([c], notes).replace(/\n+/g, " ")
