@@ -212,6 +212,24 @@ layer(LocalFiles.layer({ timeout: "60 seconds" }))("e-mail through the Upload se
       expect(r.warnings).toEqual(["attachment broken.pdf was listed, not read (corrupt)"])
     }))
 
+  it.effect("as Nodemailer writes it: a Watch rendering of the body is no attachment; an image in multipart/related is listed when marked as an attachment, not when the HTML shows it", () =>
+    Effect.gen(function*() {
+      const upload = yield* Upload.Upload
+      const png = "\u0089PNG\r\n\u001a\n" + "\u0000".repeat(8)
+      const text = "From: a@example.org\r\nSubject: related\r\nMIME-Version: 1.0\r\nContent-Type: multipart/alternative; boundary=\"alt\"\r\n\r\n" +
+        "--alt\r\nContent-Type: text/plain\r\n\r\nHello to myself!\r\n" +
+        "--alt\r\nContent-Type: text/watch-html\r\n\r\n<b>Hello</b> to myself\r\n" +
+        "--alt\r\nContent-Type: multipart/related; type=\"text/html\"; boundary=\"rel\"\r\n\r\n" +
+        "--rel\r\nContent-Type: text/html\r\n\r\n<p>Hello to myself! <img src=\"cid:logo@x\"></p>\r\n" +
+        "--rel\r\nContent-Type: image/png; name=logo.png\r\nContent-ID: <logo@x>\r\nContent-Transfer-Encoding: base64\r\n\r\n" + b64(png) + "\r\n" +
+        "--rel\r\nContent-Type: image/png; name=photo.png\r\nContent-Disposition: attachment; filename=photo.png\r\nContent-ID: <photo@x>\r\n" +
+        "Content-Transfer-Encoding: base64\r\n\r\n" + b64(png) + "\r\n--rel--\r\n--alt--\r\n"
+      const r = yield* upload.extract(file("related.eml", text), { page_based: true })
+      expect(r.pages?.map((p) => p.content)).toEqual([
+        "From: a@example.org\nSubject: related\n\nHello to myself!\n\nAttachments: photo.png (17 B)"
+      ])
+    }))
+
   it.effect(".mbox: one page per message, named by subject and date", () =>
     Effect.gen(function*() {
       const upload = yield* Upload.Upload

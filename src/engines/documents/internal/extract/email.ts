@@ -92,6 +92,15 @@ interface Message {
   readonly attachments: ReadonlyArray<{ readonly name: string; readonly type: string; readonly data: Uint8Array }>
 }
 
+/**
+ * Whether a part is part of the body rather than an attachment: an image the HTML body shows
+ * (inside multipart/related with a Content-ID, not marked as an attachment), or the Apple
+ * Watch rendering of the HTML body (`text/watch-html`, an alternative without a file name).
+ */
+const isBodyPart = (a: Email["attachments"][number]): boolean =>
+  (a.related === true && a.mimeType.startsWith("image/") && a.disposition !== "attachment") ||
+  (a.mimeType === "text/watch-html" && !a.filename)
+
 const parseMessage = async (data: Uint8Array): Promise<Message> => {
   checkParts(latin1(data))
   let email: Email
@@ -130,7 +139,7 @@ const parseMessage = async (data: Uint8Array): Promise<Message> => {
   ].filter((l): l is string => typeof l === "string")
   const text = email.text?.replace(/\r\n?/g, "\n").trim()
   const body = text ? text : email.html ? htmlToMarkdown(parseHtml(email.html)).trim() : ""
-  const files = email.attachments.filter((a) => !(a.related && a.mimeType.startsWith("image/")))
+  const files = email.attachments.filter((a) => !isBodyPart(a))
   const attachments = files.map((a, i) => ({
     name: a.filename?.trim() || `attachment-${i + 1}${extensions[a.mimeType] ?? ""}`,
     type: a.mimeType,

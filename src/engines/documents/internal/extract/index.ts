@@ -20,6 +20,7 @@ const formats = once(() => import("./formats.js"))
 const frontmatter = once(() => import("./frontmatter.js"))
 const notebook = once(() => import("./notebook.js"))
 const odf = once(() => import("./odf.js"))
+const ods = once(() => import("./ods.js"))
 const epub = once(() => import("./epub.js"))
 const email = once(() => import("./email.js"))
 const rtf = once(() => import("./rtf.js"))
@@ -109,8 +110,9 @@ const byFormat = async (format: Format, req: ExtractRequest, depth: number): Pro
       return (await pptx()).extractPptx(data, options)
     case "xlsx":
     case "xls":
-    case "ods":
       return (await sheet()).extractWorkbook(data, format, options)
+    case "ods":
+      return (await ods()).extractOds(data, options)
     case "odt":
       return imagesOnlyOdf(data, options, "odt", async () => (await odf()).extractOdt(data))
     case "epub":

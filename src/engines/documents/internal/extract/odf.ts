@@ -1,8 +1,9 @@
 /**
  * OpenDocument (ODF 1.0–1.3): text (`.odt`, `.ott`), presentations (`.odp`, `.otp`) and the flat
  * XML forms (`.fodt`, `.fodp`) read here from `content.xml` (or the flat document's
- * `office:body`); spreadsheets (`.ods`, `.fods`) go to SheetJS after the same container checks
- * (see `sheet.ts`).
+ * `office:body`); spreadsheets (`.ods`, `.fods`) in `ods.ts` from the parts opened here.
+ * Elements and attributes are matched by namespace URI, not by the prefix a document happens to
+ * bind: the parts' names are made canonical (`text:`, `draw:`, …) after parsing.
  *
  * Text documents become Markdown: headings (`text:h` by outline level), paragraphs, lists nested
  * by level, tables as Markdown tables (spanned cells written once, covered cells empty), text
@@ -35,11 +36,92 @@ export interface OdfParts {
 }
 
 /** Whether the bytes are a zip (an ODF package) rather than a flat XML document. */
-const isZip = (data: Uint8Array) => data[0] === 0x50 && data[1] === 0x4b
+export const isZip = (data: Uint8Array): boolean => data[0] === 0x50 && data[1] === 0x4b
+
+/** The prefixes this reader matches, by the namespace URI they stand for (ODF 1.0–1.3). */
+const odfNamespaces: Readonly<Record<string, string>> = {
+  "urn:oasis:names:tc:opendocument:xmlns:office:1.0": "office",
+  "urn:oasis:names:tc:opendocument:xmlns:style:1.0": "style",
+  "urn:oasis:names:tc:opendocument:xmlns:text:1.0": "text",
+  "urn:oasis:names:tc:opendocument:xmlns:table:1.0": "table",
+  "urn:oasis:names:tc:opendocument:xmlns:drawing:1.0": "draw",
+  "urn:oasis:names:tc:opendocument:xmlns:presentation:1.0": "presentation",
+  "urn:oasis:names:tc:opendocument:xmlns:svg-compatible:1.0": "svg",
+  "urn:oasis:names:tc:opendocument:xmlns:xsl-fo-compatible:1.0": "fo",
+  "urn:oasis:names:tc:opendocument:xmlns:meta:1.0": "meta",
+  "urn:oasis:names:tc:opendocument:xmlns:datastyle:1.0": "number",
+  "urn:oasis:names:tc:opendocument:xmlns:chart:1.0": "chart",
+  "urn:oasis:names:tc:opendocument:xmlns:form:1.0": "form",
+  "urn:oasis:names:tc:opendocument:xmlns:script:1.0": "script",
+  "urn:oasis:names:tc:opendocument:xmlns:animation:1.0": "anim",
+  "urn:oasis:names:tc:opendocument:xmlns:smil-compatible:1.0": "smil",
+  "http://purl.org/dc/elements/1.1/": "dc",
+  "http://www.w3.org/1999/xlink": "xlink"
+}
+const canonicalPrefixes = new Set(Object.values(odfNamespaces))
 
 /**
- * Opens an ODF document (package or flat) with the container limits and the DTD refusal; the
- * parts a spreadsheet needs are only checked here (SheetJS reads them).
+ * The name with the prefix this reader matches for its namespace: a document may bind any
+ * prefix (`<p:page xmlns:p="…:drawing:1.0">`) or a default namespace. A canonical prefix bound to
+ * another namespace is renamed out of the way; names in unknown namespaces are left as they are.
+ */
+const canonicalName = (name: string, scope: ReadonlyMap<string, string>, element: boolean): string => {
+  const colon = name.indexOf(":")
+  if (colon < 0 && !element) return name // an attribute without a prefix has no namespace
+  const prefix = colon < 0 ? "" : name.slice(0, colon)
+  const uri = scope.get(prefix)
+  if (uri === undefined) return name
+  const canonical = odfNamespaces[uri]
+  const local = name.slice(colon + 1)
+  if (canonical !== undefined) return `${canonical}:${local}`
+  return canonicalPrefixes.has(prefix) ? `ns-${prefix}:${local}` : name
+}
+
+/** The namespace bindings a node declares (`xmlns:p`, `xmlns`), added to its parent's. */
+const scopeOf = (attrs: Record<string, string>, parent: ReadonlyMap<string, string>): ReadonlyMap<string, string> => {
+  let scope = parent
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k !== "xmlns" && !k.startsWith("xmlns:")) continue
+    if (scope === parent) scope = new Map(parent)
+    ;(scope as Map<string, string>).set(k === "xmlns" ? "" : k.slice(6), v)
+  }
+  return scope
+}
+
+/**
+ * Renames elements and attributes, in place, to the prefixes this reader matches, by their
+ * namespace URIs (iterative: any depth).
+ */
+export const canonicalNames = (nodes: Array<XNode>): Array<XNode> => {
+  const stack: Array<{ readonly node: XNode; readonly scope: ReadonlyMap<string, string> }> = nodes.map((node) => ({ node, scope: new Map() }))
+  while (stack.length > 0) {
+    const { node, scope: parent } = stack.pop()!
+    const tag = tagOf(node)
+    if (tag === undefined || tag.startsWith("#") || tag.startsWith("?")) continue
+    const attrs = attrsOf(node)
+    const scope = scopeOf(attrs, parent)
+    if (node[":@"] !== undefined) {
+      const renamed: Record<string, string> = {}
+      for (const [k, v] of Object.entries(attrs)) renamed[k === "xmlns" || k.startsWith("xmlns:") ? k : canonicalName(k, scope, false)] = v
+      node[":@"] = renamed
+    }
+    const name = canonicalName(tag, scope, true)
+    const kids = node[tag]
+    if (name !== tag) {
+      delete node[tag]
+      node[name] = kids
+    }
+    if (Array.isArray(kids)) for (const k of kids as Array<XNode>) stack.push({ node: k, scope })
+  }
+  return nodes
+}
+
+/** Parses an ODF part with its names made canonical. */
+const parseOdf = (xml: string, what: string): Array<XNode> => canonicalNames(parseOrdered(xml, what))
+
+/**
+ * Opens an ODF document (package or flat) with the container limits and the DTD refusal;
+ * without `parseBody`, a package's `content.xml` is only checked.
  */
 export const openOdf = (data: Uint8Array, parseBody = true): OdfParts => {
   if (isZip(data)) {
@@ -52,13 +134,13 @@ export const openOdf = (data: Uint8Array, parseBody = true): OdfParts => {
     const styles = zip.text("styles.xml")
     if (styles !== undefined) refuseDtd(styles, "styles.xml")
     return {
-      body: parseBody ? parseOrdered(content, "content.xml") : [],
-      meta: meta === undefined ? undefined : parseOrdered(meta, "meta.xml")
+      body: parseBody ? parseOdf(content, "content.xml") : [],
+      meta: meta === undefined ? undefined : parseOdf(meta, "meta.xml")
     }
   }
   const { text } = decodeText(data, xmlDeclaredEncoding(data))
   refuseDtd(text, "the flat OpenDocument file")
-  const nodes = parseOrdered(text, "the flat OpenDocument file")
+  const nodes = parseOdf(text, "the flat OpenDocument file")
   if (!find(nodes, "office:document")) throw new ExtractFailure("corrupt", "the file is no OpenDocument document (no office:document)")
   return { body: nodes, meta: nodes }
 }
@@ -150,6 +232,10 @@ const inline = (nodes: ReadonlyArray<XNode>, notes: Notes, blocksOut?: Array<str
   return out
 }
 
+/** A cell's paragraphs as one line of text (notes and comments in it left out). */
+export const cellText = (nodes: ReadonlyArray<XNode>): string =>
+  blockText(nodes, { list: [], comments: [] }).replace(/\s+/g, " ").trim()
+
 /** A paragraph as one line of text (a cell, a heading): breaks and runs of spaces collapsed. */
 const lineOf = (nodes: ReadonlyArray<XNode>, notes: Notes): string => inline(nodes, notes).replace(/\s+/g, " ").trim()
 
@@ -170,14 +256,14 @@ const writeBlocks = (nodes: ReadonlyArray<XNode>, notes: Notes, out: Array<strin
         const extra: Array<string> = []
         const text = inline(childrenOf(n), notes, extra).replace(/\s+/g, " ").trim()
         if (text) out.push(`${"#".repeat(level)} ${text}`)
-        out.push(...extra)
+        for (const block of extra) out.push(block)
         break
       }
       case "text:p": {
         const extra: Array<string> = []
         const text = tidy(inline(childrenOf(n), notes, extra).replace(/ {2,}/g, " ").replace(/ ?\n ?/g, "\n"))
         if (text) out.push(text)
-        out.push(...extra)
+        for (const block of extra) out.push(block)
         break
       }
       case "text:list": {
@@ -206,7 +292,7 @@ const listLines = (list: XNode, notes: Notes, level: number): Array<string> => {
     for (const c of childrenOf(item)) {
       const ct = tagOf(c)
       if (ct === "text:list") {
-        lines.push(...listLines(c, notes, level + 1))
+        for (const line of listLines(c, notes, level + 1)) lines.push(line)
         continue
       }
       const text = ct === "text:p" || ct === "text:h" ? lineOf(childrenOf(c), notes) : blockText([c], notes).replace(/\n+/g, " ")
@@ -248,11 +334,13 @@ const tableMarkdown = (table: XNode, notes: Notes): string => {
   visit(childrenOf(table))
   // trailing empty columns and rows (a spreadsheet-like table repeats empty cells)
   const kept = rows.filter((r) => r.some((c) => c !== ""))
-  const width = Math.max(0, ...kept.map((r) => {
+  // a loop, not Math.max(...rows): a table may have more rows than a call has arguments
+  let width = 0
+  for (const r of kept) {
     let w = r.length
-    while (w > 0 && r[w - 1] === "") w--
-    return w
-  }))
+    while (w > width && r[w - 1] === "") w--
+    if (w > width) width = w
+  }
   return markdownTable(kept.map((r) => r.slice(0, width)))
 }
 
@@ -260,7 +348,8 @@ const tableMarkdown = (table: XNode, notes: Notes): string => {
 // Meta
 // =============================================================================
 
-const metaOf = (meta: ReadonlyArray<XNode> | undefined): {
+/** The title, description, page count and properties of `office:meta`. */
+export const metaOf = (meta: ReadonlyArray<XNode> | undefined): {
   title?: string
   description?: string
   pages?: number
@@ -369,9 +458,3 @@ export const extractOdp = async (data: Uint8Array): Promise<Extracted> => {
     warnings: []
   }
 }
-
-/**
- * The title, description and properties of an ODF spreadsheet (for `sheet.ts`, whose SheetJS
- * reads the cells), after the container checks; the body is not parsed here.
- */
-export const checkOds = (data: Uint8Array): ReturnType<typeof metaOf> => metaOf(openOdf(data, isZip(data)).meta)

@@ -9,22 +9,15 @@
 import * as XLSX from "@e965/xlsx"
 import * as cptable from "@e965/xlsx/dist/cpexcel.full.mjs"
 import { dsvFormat } from "d3-dsv"
+import { sheetContent } from "./grid.js"
 import { markdownTable } from "./markdown.js"
-import { checkOds } from "./odf.js"
-import { mediaDataUrls, odfPictures } from "./ooxml.js"
+import { mediaDataUrls } from "./ooxml.js"
 import { decodeText } from "./text.js"
 import { ExtractFailure, type Extracted, type ExtractOptions, limits, type Unit } from "./types.js"
 import { xlsImages } from "./xls-images.js"
 import { openZip } from "./zip.js"
 
 XLSX.set_cptable(cptable)
-
-const trimRows = (rows: Array<Array<string>>): Array<Array<string>> => {
-  const kept = rows.filter((r) => r.some((c) => c.trim() !== ""))
-  const width = Math.max(0, ...kept.map((r) => r.length))
-  const usedCols = Array.from({ length: width }, (_, i) => kept.some((r) => (r[i] ?? "").trim() !== ""))
-  return kept.map((r) => usedCols.flatMap((used, i) => (used ? [r[i] ?? ""] : [])))
-}
 
 const sheetUnit = (ws: XLSX.WorkSheet, name: string, page: number, warnings: Array<string>): Unit => {
   const ref = ws["!ref"]
@@ -68,22 +61,15 @@ const sheetUnit = (ws: XLSX.WorkSheet, name: string, page: number, warnings: Arr
       }
     }
   }
-  const table = markdownTable(trimRows(rows))
-  const parts = [`## ${name}`]
-  if (table) parts.push(table)
-  if (comments.length > 0) parts.push(`Comments:\n${comments.join("\n")}`)
-  return { page, name, content: parts.join("\n\n") }
+  return sheetContent(name, page, rows, comments)
 }
 
-/** Extracts an XLSX, XLS or OpenDocument (ODS, flat FODS) workbook. */
+/** Extracts an XLSX or XLS workbook. */
 export const extractWorkbook = async (
   data: Uint8Array,
-  format: "xlsx" | "xls" | "ods",
+  format: "xlsx" | "xls",
   options: ExtractOptions
 ): Promise<Extracted> => {
-  // ODS: the container limits and the DTD refusal first, then SheetJS reads the cells
-  const odf = format === "ods" ? checkOds(data) : undefined
-  if (format === "ods" && options.imagesOnly) return odfPictures(data, format, "workbook")
   if (format === "xlsx") {
     const zip = openZip(data)
     if (zip.names.some((n) => n.endsWith(".xml") && /<!DOCTYPE/i.test((zip.text(n) ?? "").slice(0, 4096)))) {
@@ -126,9 +112,8 @@ export const extractWorkbook = async (
   return {
     format,
     units,
-    title: odf?.title ?? (props.Title || undefined),
-    description: odf?.description ?? (props.Subject || props.Comments || undefined),
-    ...(odf && Object.keys(odf.properties).length > 0 ? { metadata: odf.properties } : {}),
+    title: props.Title || undefined,
+    description: props.Subject || props.Comments || undefined,
     warnings
   }
 }
