@@ -28,6 +28,7 @@ import {
   type Hit,
   InvalidInput,
   readable,
+  requireFullText,
   type ReadScope,
   sameEmbedding,
   type Scalar,
@@ -101,6 +102,7 @@ const makeCollection = (spec: CollectionSpec): Collection => {
     options: { limit?: number | undefined; filter?: Filter | undefined; titleBoost?: number | undefined; scope?: ReadScope | undefined } = {}
   ) =>
     Effect.gen(function*() {
+      yield* requireFullText(spec)
       const accept = yield* checkFilter(options.filter, options.scope)
       const q = weightedTerms(query)
       if (q.size === 0) return []

@@ -72,6 +72,7 @@ import {
   type Hit,
   type HybridSearchOptions,
   InvalidInput,
+  requireFullText,
   sameEmbedding,
   type Scalar,
   type SearchOptions,
@@ -574,6 +575,7 @@ const makeCollection = (pool: Pool, settings: Settings, stored: Stored): Collect
 
   const searchText = (query: TextQuery, options: TextSearchOptions = {}) =>
     Effect.gen(function*() {
+      yield* requireFullText(spec)
       const params = new Params()
       const q = weightedTerms(query)
       const termsP = params.bind([...q.keys()])
@@ -842,7 +844,8 @@ export const make = (options: Options): Effect.Effect<Service, StoreError | RagE
         const spec: CollectionSpec = {
           name: requested.name,
           ...(requested.embedding === undefined ? {} : { embedding: { ...requested.embedding } }),
-          ...(requested.fields === undefined ? {} : { fields: { ...requested.fields } })
+          ...(requested.fields === undefined ? {} : { fields: { ...requested.fields } }),
+          ...(requested.fullText === false ? { fullText: false } : {})
         }
         if (spec.embedding !== undefined) await c.query("CREATE EXTENSION IF NOT EXISTS vector")
         const r = await c.query(`INSERT INTO ${collectionsTable} (name, spec) VALUES ($1, $2) RETURNING id`, [spec.name, JSON.stringify(spec)])

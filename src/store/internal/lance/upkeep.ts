@@ -1,8 +1,8 @@
 /**
- * Index upkeep of one table handle: the full-text indexes (and the vector index past the
- * threshold) created when missing, and `optimize()` run after a write once this handle has
- * written `reindexAfter` rows or made more than `maxFragments` writes since the indexes were
- * last brought up to date. The counts are this handle's, kept in memory: a write costs no index
+ * Index upkeep of one table handle: the `id` BTREE, the full-text indexes (unless the spec says
+ * `fullText: false`) and the vector index past the threshold created when missing, and
+ * `optimize()` run after a write once this handle has written `reindexAfter` rows or made more
+ * than `maxFragments` writes since the indexes were last brought up to date. The counts are this handle's, kept in memory: a write costs no index
  * statistics round trip.
  */
 import * as lancedb from "@lancedb/lancedb"
@@ -28,15 +28,22 @@ export class IndexUpkeep {
   }
 
   /**
-   * Creates the FTS indexes (and the vector index past the threshold) when missing; true when it
-   * created the FTS indexes (they then cover every row).
+   * Creates the missing indexes: the `id` BTREE (the merge-insert's join and the duplicate check
+   * of every upsert read it instead of scanning the table), the FTS indexes unless the spec says
+   * `fullText: false`, and the vector index past the threshold. True when it created an index
+   * that `maintain` counts (the FTS indexes, or the `id` index of a collection without them): a
+   * new index covers every row.
    */
   ensureIndexes(): Effect.Effect<boolean, VectorStoreError> {
     const { table, spec, settings } = this.t
     return Effect.gen(this, function*() {
       const have = yield* this.indexedColumns()
       let created = false
-      for (const column of ["content", "title"]) {
+      if (!have.has("id")) {
+        yield* this.t.write("createIndex(id)", () => table.createIndex("id", { config: lancedb.Index.btree(), replace: true }))
+        created = spec.fullText === false
+      }
+      for (const column of spec.fullText === false ? [] : ["content", "title"]) {
         if (!have.has(column)) {
           yield* this.t.write(`createIndex(${column})`, () =>
             table.createIndex(column, { config: lancedb.Index.fts({ withPosition: false }), replace: true }))
