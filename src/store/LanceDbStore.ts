@@ -13,10 +13,11 @@
  *   reopened table knows its embedding model and dimension.
  * - **Upserts** are merge-inserts keyed by `id`, in batches of `batchSize` rows (default 4,096:
  *   every batch is one commit, one new fragment and one duplicate check, so fewer is faster).
- *   `id` has a BTREE index (created by a handle's first write when missing, kept by
+ *   From `idIndexThreshold` rows (default 100,000) `id` has a BTREE index (created by a
+ *   handle's first write or the next `optimize()` that finds the table that large, kept by
  *   `optimize()`): the duplicate check (`id IN (…)`) reads it instead of scanning the table,
  *   and the merge-insert's join by `id` costs less with it too (measured: 2-3× less CPU per
- *   512-row batch at 300,000 rows). A row is rewritten only when its `content_hash` (of
+ *   512-row batch at 300,000 rows). Below that, the index costs more than the scan it saves. A row is rewritten only when its `content_hash` (of
  *   document id, title, text, metadata and vector) changed, so re-upserting the same chunks
  *   changes nothing, not even the index.
  * - **Full text.** Native BM25 indexes on `content` and `title` (English stemming and stop
@@ -148,6 +149,8 @@ export interface Options {
   readonly batchSize?: number | undefined
   /** Rows at which a vector index is built (default 100,000). */
   readonly vectorIndexThreshold?: number | undefined
+  /** Rows at which the `id` column gets a BTREE index (default 100,000; 0: from the first write). */
+  readonly idIndexThreshold?: number | undefined
   /** Rows written by a handle after which a write triggers `optimize()` (default 20,000). */
   readonly reindexAfter?: number | undefined
   /** Writes of a handle after which a write triggers `optimize()` (default 64). */
@@ -297,6 +300,7 @@ export const defaultFusion = Fusion.defaultFusion
 const settingsOf = (options: Options): Lance.Settings => ({
   batchSize: Math.max(1, options.batchSize ?? 4096),
   vectorIndexThreshold: Math.max(1, options.vectorIndexThreshold ?? 100_000),
+  idIndexThreshold: Math.max(0, options.idIndexThreshold ?? 100_000),
   reindexAfter: Math.max(1, options.reindexAfter ?? 20_000),
   maxFragments: Math.max(1, options.maxFragments ?? 64),
   memoryIndexRows: Math.max(0, options.memoryIndexRows ?? defaultMemoryIndexRows),

@@ -56,7 +56,7 @@ describe("LanceDbStore", () => {
       }).pipe(Effect.provide(LanceDbStore.layer({ uri }))))
     }))
 
-  it.live("indexes `id` (BTREE, kept by optimize); a collection with fullText: false gets no full-text index", () =>
+  it.live("indexes `id` (BTREE, kept by optimize) from idIndexThreshold rows; a collection with fullText: false gets no full-text index", () =>
     Effect.gen(function*() {
       const uri = freshDir()
       const indexes = (name: string) =>
@@ -70,6 +70,13 @@ describe("LanceDbStore", () => {
         const main = yield* store.collection(spec)
         yield* main.upsert(corpus)
         expect((yield* indexes("contract")).columns).toEqual(["content", "id", "title"])
+        // below the default threshold (100,000 rows): no id index
+        const small = yield* Effect.provide(
+          Effect.flatMap(VectorStore, (s) => Effect.flatMap(s.collection({ ...spec, name: "small" }), (c) => c.upsert(corpus))),
+          LanceDbStore.layer({ uri })
+        )
+        expect(small.inserted).toBe(6)
+        expect((yield* indexes("small")).columns).toEqual(["content", "title"])
         const books = yield* store.collection({ name: "books", fullText: false })
         yield* books.upsert(chunksOf(1, 20).map(({ vector: _v, ...c }) => c))
         yield* books.upsert(chunksOf(2, 20).map(({ vector: _v, ...c }) => c))
@@ -83,7 +90,7 @@ describe("LanceDbStore", () => {
         expect(after.columns).toEqual(["id"])
         expect(after.id?.numUnindexedRows).toBe(0)
         expect(after.id?.numIndexedRows).toBe(40)
-      }).pipe(Effect.provide(LanceDbStore.layer({ uri }))))
+      }).pipe(Effect.provide(LanceDbStore.layer({ uri, idIndexThreshold: 0 }))))
       // from disk: the spec keeps fullText: false
       yield* Effect.scoped(Effect.gen(function*() {
         const books = yield* Effect.flatMap(VectorStore, (store) => store.open("books"))

@@ -23,6 +23,7 @@ import { accessColumn, hasAccessColumn, scopeSql } from "./rows.js"
 export interface Settings {
   readonly batchSize: number
   readonly vectorIndexThreshold: number
+  readonly idIndexThreshold: number
   readonly reindexAfter: number
   readonly maxFragments: number
   readonly memoryIndexRows: number

@@ -1,6 +1,7 @@
 /**
- * Index upkeep of one table handle: the `id` BTREE, the full-text indexes (unless the spec says
- * `fullText: false`) and the vector index past the threshold created when missing, and
+ * Index upkeep of one table handle: the full-text indexes (unless the spec says
+ * `fullText: false`), and past their thresholds the `id` BTREE and the vector index, created
+ * when missing (at a handle's first write, and at every `optimize()`), and
  * `optimize()` run after a write once this handle has written `reindexAfter` rows or made more
  * than `maxFragments` writes since the indexes were last brought up to date. The counts are this handle's, kept in memory: a write costs no index
  * statistics round trip.
@@ -28,21 +29,18 @@ export class IndexUpkeep {
   }
 
   /**
-   * Creates the missing indexes: the `id` BTREE (the merge-insert's join and the duplicate check
-   * of every upsert read it instead of scanning the table), the FTS indexes unless the spec says
-   * `fullText: false`, and the vector index past the threshold. True when it created an index
-   * that `maintain` counts (the FTS indexes, or the `id` index of a collection without them): a
-   * new index covers every row.
+   * Creates the missing indexes: the FTS indexes unless the spec says `fullText: false`; past
+   * `idIndexThreshold` rows the `id` BTREE (the duplicate check and the merge-insert's join read
+   * it instead of scanning the table); past `vectorIndexThreshold` rows the vector index. True
+   * when it created an index that `maintain` counts (the FTS indexes, or the `id` index of a
+   * collection without them): a new index covers every row.
    */
   ensureIndexes(): Effect.Effect<boolean, VectorStoreError> {
     const { table, spec, settings } = this.t
     return Effect.gen(this, function*() {
       const have = yield* this.indexedColumns()
+      const rows = yield* Effect.cached(this.t.attempt("countRows", () => table.countRows()))
       let created = false
-      if (!have.has("id")) {
-        yield* this.t.write("createIndex(id)", () => table.createIndex("id", { config: lancedb.Index.btree(), replace: true }))
-        created = spec.fullText === false
-      }
       for (const column of spec.fullText === false ? [] : ["content", "title"]) {
         if (!have.has(column)) {
           yield* this.t.write(`createIndex(${column})`, () =>
@@ -50,12 +48,13 @@ export class IndexUpkeep {
           created = true
         }
       }
-      if (spec.embedding !== undefined && !have.has("vector")) {
-        const rows = yield* this.t.attempt("countRows", () => table.countRows())
-        if (rows >= settings.vectorIndexThreshold) {
-          yield* this.t.write("createIndex(vector)", () =>
-            table.createIndex("vector", { config: lancedb.Index.hnswSq({ distanceType: "cosine" }), replace: true }))
-        }
+      if (!have.has("id") && (yield* rows) >= settings.idIndexThreshold) {
+        yield* this.t.write("createIndex(id)", () => table.createIndex("id", { config: lancedb.Index.btree(), replace: true }))
+        created ||= spec.fullText === false
+      }
+      if (spec.embedding !== undefined && !have.has("vector") && (yield* rows) >= settings.vectorIndexThreshold) {
+        yield* this.t.write("createIndex(vector)", () =>
+          table.createIndex("vector", { config: lancedb.Index.hnswSq({ distanceType: "cosine" }), replace: true }))
       }
       return created
     })
