@@ -11,7 +11,7 @@
  */
 import { Effect } from "effect"
 import type * as Upload from "../src/api/Upload.js"
-import * as LocalFiles from "../src/engines/LocalFiles.js"
+import * as LocalFiles from "../src/engines/documents/LocalFiles.js"
 import { resultsPath, runInfo, writeReport } from "./internal/results.js"
 import { rng } from "./internal/rng.js"
 

@@ -18,7 +18,7 @@ import * as Search from "./api/Search.js"
 import * as Upload from "./api/Upload.js"
 import * as Video from "./api/Video.js"
 import * as Web from "./api/Web.js"
-import type * as LocalFiles from "./engines/LocalFiles.js"
+import type * as LocalFiles from "./engines/documents/LocalFiles.js"
 import * as RagConfig from "./RagConfig.js"
 import * as Wiring from "./Wiring.js"
 

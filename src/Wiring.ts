@@ -51,8 +51,8 @@ import type * as Rerank from "./api/Rerank.js"
 import type * as Upload from "./api/Upload.js"
 import type * as Web from "./api/Web.js"
 import type * as WebCrawlScope from "./api/WebCrawlScope.js"
-import type * as LocalFiles from "./engines/LocalFiles.js"
-import type * as LocalWeb from "./engines/LocalWeb.js"
+import type * as LocalFiles from "./engines/documents/LocalFiles.js"
+import type * as LocalWeb from "./engines/web/LocalWeb.js"
 import * as Optional from "./internal/optional.js"
 import * as RagError from "./RagError.js"
 import { defaultDb as defaultDbFolder, displayUri as displayStoreUri, isObjectStoreUri } from "./store/StoreUri.js"
@@ -214,7 +214,7 @@ export const resolveEmbedder = (spec: string): Effect.Effect<ResolvedEmbedder, R
       yield* Optional.ensure("useLite")
       // one model thread per core, at most 2 (a copy of the model each)
       const concurrency = Math.max(1, Math.min(2, availableParallelism()))
-      const UseLiteEmbeddings = yield* Effect.promise(() => import("./engines/UseLiteEmbeddings.js"))
+      const UseLiteEmbeddings = yield* Effect.promise(() => import("./engines/models/UseLiteEmbeddings.js"))
       // in worker threads even on one core: a forward pass never holds the event loop of the server
       const service = yield* Effect.either(UseLiteEmbeddings.make({ concurrency, threads: true }))
       if (service._tag === "Left") return { embedder: undefined, reason: `use-lite: ${service.left.message}` }
@@ -222,7 +222,7 @@ export const resolveEmbedder = (spec: string): Effect.Effect<ResolvedEmbedder, R
     }
     if (spec.startsWith("onnx:")) {
       yield* Optional.ensure("onnx")
-      const OnnxEmbeddings = yield* Effect.promise(() => import("./engines/OnnxEmbeddings.js"))
+      const OnnxEmbeddings = yield* Effect.promise(() => import("./engines/models/OnnxEmbeddings.js"))
       const service = yield* Effect.either(OnnxEmbeddings.make({ model: spec.slice("onnx:".length), ...(yield* downloads) }))
       if (service._tag === "Left") return { embedder: undefined, reason: `${spec}: ${service.left.message}` }
       return { embedder: { id: `onnx:${service.right.defaultModel}`, service: service.right }, reason: undefined }
@@ -250,7 +250,7 @@ export const resolveReranker = (spec: string): Effect.Effect<ResolvedReranker, R
     }
     if (spec.startsWith("onnx:")) {
       yield* Optional.ensure("onnx")
-      const OnnxRerank = yield* Effect.promise(() => import("./engines/OnnxRerank.js"))
+      const OnnxRerank = yield* Effect.promise(() => import("./engines/models/OnnxRerank.js"))
       const service = yield* Effect.either(OnnxRerank.make({ model: spec.slice("onnx:".length), ...(yield* downloads) }))
       if (service._tag === "Left") return { reranker: undefined, reason: `${spec}: ${service.left.message}` }
       return { reranker: { id: `onnx:${service.right.defaultModel}`, service: service.right }, reason: undefined }
@@ -304,7 +304,7 @@ export const uploadLayer = (engine: EngineChoice, local: LocalFiles.Options = {}
   Layer.unwrapEffect(
     engine === "remote"
       ? Effect.map(Effect.promise(() => import("./api/Upload.js")), (Upload) => Upload.layer.pipe(Layer.provide(apiClient)))
-      : Effect.map(Effect.promise(() => import("./engines/LocalFiles.js")), (LocalFiles) => LocalFiles.layer(local))
+      : Effect.map(Effect.promise(() => import("./engines/documents/LocalFiles.js")), (LocalFiles) => LocalFiles.layer(local))
   )
 
 /**
@@ -348,7 +348,7 @@ export const webLayer = (
 export const localWebLayer = (
   options: LocalWeb.Options = {}
 ): Layer.Layer<Web.Web | LocalWeb.LocalWeb | WebCrawlScope.WebCrawlScope, never, Upload.Upload> =>
-  Layer.unwrapEffect(Effect.map(Effect.promise(() => import("./engines/LocalWeb.js")), (LocalWeb) => LocalWeb.layer(options)))
+  Layer.unwrapEffect(Effect.map(Effect.promise(() => import("./engines/web/LocalWeb.js")), (LocalWeb) => LocalWeb.layer(options)))
 
 /**
  * The local web engine of the current context, when the web engine is the local one (what a
@@ -361,7 +361,7 @@ export const localWebLayer = (
 export const localWebEngine: Effect.Effect<{
   readonly engine: Option.Option<LocalWeb.Service>
   readonly defaultMaxDepth: number
-}> = Effect.flatMap(Effect.promise(() => import("./engines/LocalWeb.js")), (LocalWeb) =>
+}> = Effect.flatMap(Effect.promise(() => import("./engines/web/LocalWeb.js")), (LocalWeb) =>
   Effect.map(Effect.serviceOption(LocalWeb.LocalWeb), (engine) => ({ engine, defaultMaxDepth: LocalWeb.defaultMaxDepth })))
 
 // =============================================================================

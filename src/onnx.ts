@@ -7,5 +7,5 @@
  *
  * @since 0.1.0
  */
-export * as OnnxEmbeddings from "./engines/OnnxEmbeddings.js"
-export * as OnnxRerank from "./engines/OnnxRerank.js"
+export * as OnnxEmbeddings from "./engines/models/OnnxEmbeddings.js"
+export * as OnnxRerank from "./engines/models/OnnxRerank.js"

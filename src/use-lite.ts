@@ -10,4 +10,4 @@
  *
  * @since 0.1.0
  */
-export * as UseLiteEmbeddings from "./engines/UseLiteEmbeddings.js"
+export * as UseLiteEmbeddings from "./engines/models/UseLiteEmbeddings.js"

@@ -9,6 +9,7 @@ import { execFileSync, spawn } from "node:child_process"
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
 import { join } from "node:path"
 import { packageRoot } from "../../src/internal/shared.js"
+import { ensureCpuThreads } from "../../src/store/internal/lance-threads.js"
 
 export interface Measured {
   readonly exitCode: number | null
@@ -145,7 +146,12 @@ export const measure = (command: string, args: ReadonlyArray<string>, timeoutS?:
     })
   })
 
-/** The environment of the children: no effect-rag settings of the caller's shell (the shared data stays). */
+/**
+ * The environment of the children: no effect-rag settings of the caller's shell (the shared data
+ * stays); `LANCE_CPU_THREADS` as the library sets it on a small host, so that the peers that
+ * call LanceDB directly do not deadlock building their full-text index (LanceDB 0.29 on 1-3 CPUs).
+ */
+ensureCpuThreads()
 export const benchEnv = Object.fromEntries(
   Object.entries(process.env).filter(([k]) => !k.startsWith("EFFECT_RAG_") || k === "EFFECT_RAG_SHARED")
 )

@@ -23,8 +23,8 @@ import { Clock, Context, Duration, Effect, Exit, Layer, Option, Redacted, Schema
 import { createHash } from "node:crypto"
 import type * as RagError from "../RagError.js"
 import { DecodeError, TaskFailed } from "../RagError.js"
-import { ApiHttp } from "./ApiHttp.js"
-import * as Poll from "./internal/poll.js"
+import { ApiHttp, type Service as ApiHttpService } from "./ApiHttp.js"
+import * as Job from "./internal/job.js"
 
 // =============================================================================
 // Schemas
@@ -339,6 +339,118 @@ const budgetFor = (baseUrl: string, apiKey: Option.Option<Redacted.Redacted<stri
   return budget
 }
 
+/** Frees a task's place when it holds one. */
+const releaseIn = (budget: Budget, taskId: string): Effect.Effect<void> =>
+  Effect.suspend(() => (budget.active.delete(taskId) ? budget.places.release(1) : Effect.void)).pipe(Effect.asVoid)
+
+/** Frees the places of tasks submitted more than `maxWait` ago that nobody saw finish. */
+const expireIn = (budget: Budget, maxWait: Duration.Duration): Effect.Effect<void> =>
+  Effect.flatMap(Clock.currentTimeMillis, (now) => {
+    const stale = [...budget.active].filter(([, at]) => now - at > Duration.toMillis(maxWait))
+    return Effect.forEach(stale, ([taskId]) => releaseIn(budget, taskId), { discard: true })
+  })
+
+/**
+ * Runs a submission holding a place of the budget: takes one before sending, keeps it for the
+ * task, or gives it back when no task came of it.
+ */
+const withPlace = <E>(
+  budget: Budget,
+  maxWait: Duration.Duration,
+  send: Effect.Effect<MusicSubmitted, E>
+): Effect.Effect<MusicSubmitted, E> =>
+  Effect.uninterruptibleMask((restore) =>
+    Effect.zipRight(
+      expireIn(budget, maxWait),
+      restore(budget.places.take(1)).pipe(
+        Effect.zipRight(
+          restore(send).pipe(
+            Effect.onExit((exit): Effect.Effect<void> =>
+              // a replayed submission (same task) already holds a place: give this one back
+              Exit.isSuccess(exit) && !budget.active.has(exit.value.data.task_id)
+                ? Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.sync(() => void budget.active.set(exit.value.data.task_id, now)))
+                : Effect.asVoid(budget.places.release(1))
+            )
+          )
+        )
+      )
+    )
+  )
+
+/** The accepted submission: a task id, else a refusal (`TaskFailed`) or a `DecodeError`. */
+const acceptSubmission = (
+  http: ApiHttpService,
+  response: MusicSubmitResponse
+): Effect.Effect<MusicSubmitted, TaskFailed | DecodeError> => {
+  const taskId = response.data?.task_id
+  if (taskId !== undefined && taskId !== "") {
+    return Effect.succeed({ ...response, data: { ...response.data, task_id: taskId } })
+  }
+  const status = response.status ?? "unknown"
+  if (status.toLowerCase() !== "success") {
+    const detail = errorText(response.error, response.message) ?? "no task_id"
+    return Effect.fail(
+      new TaskFailed({
+        endpoint: submitEndpoint,
+        status,
+        message: `${submitEndpoint} refused the task (status ${status}): ${http.scrub(detail)}`
+      })
+    )
+  }
+  return Effect.fail(
+    new DecodeError({
+      endpoint: submitEndpoint,
+      path: "data.task_id",
+      message: `${submitEndpoint} answered success but returned no data.task_id`
+    })
+  )
+}
+
+/** The music job family: submit, status, and how a terminal status reads. */
+const family: Job.Family<
+  MusicRequest,
+  typeof MusicRequest.Encoded,
+  MusicSubmitResponse,
+  typeof MusicSubmitResponse.Encoded,
+  MusicSubmitted,
+  MusicStatusResponse,
+  typeof MusicStatusResponse.Encoded,
+  MusicStatusResponse,
+  never,
+  MusicResult
+> = {
+  kind: "music",
+  name: "Music",
+  submit: { endpoint: submitEndpoint, path: "/svc/submit/music", request: MusicRequest, response: MusicSubmitResponse, accept: acceptSubmission },
+  status: {
+    endpoint: statusEndpoint,
+    span: "Music.status",
+    call: (taskId) => ({ path: `/svc/music/status/${encodeURIComponent(taskId)}` }),
+    response: MusicStatusResponse,
+    accept: (_http, _taskId, response) => Effect.succeed(response)
+  },
+  phaseOf,
+  reason: (last) => errorText(last.data?.error, last.error, last.message),
+  noReason: () => "",
+  result: (taskId, last) => {
+    const data = last.data
+    return data?.audio_url === undefined || data.audio_url === ""
+      ? undefined
+      : { taskId, audioUrl: data.audio_url, coverImage: data.cover_image, data }
+  },
+  missing: { path: "data.audio_url", what: "completed without data.audio_url" }
+}
+
+/** When `generate` polls first: after the estimate (at most `cap`), else after one interval. */
+const firstPollDelay = (
+  estimate: number | undefined,
+  cap: Duration.Duration,
+  interval: Duration.Duration
+): Duration.Duration =>
+  estimate !== undefined && Number.isFinite(estimate) && estimate >= 0
+    ? Duration.min(Duration.millis(estimate * 1000), cap)
+    : interval
+
 /**
  * Builds the remote service on {@link ApiHttp}; joins the budget of its key (see module notes).
  *
@@ -353,117 +465,19 @@ export const make = (options: RemoteOptions = {}) =>
     const defaultInterval = Duration.decode(options.pollInterval ?? "5 seconds")
     const defaultFirstPollCap = Duration.decode(options.maxFirstPollDelay ?? "60 seconds")
     const defaultMaxWait = Duration.decode(options.maxWait ?? "30 minutes")
-
-    const release = (taskId: string): Effect.Effect<void> =>
-      Effect.suspend(() => (budget.active.delete(taskId) ? budget.places.release(1) : Effect.void)).pipe(Effect.asVoid)
-
-    /** Frees the places of tasks submitted more than `maxWait` ago that nobody saw finish. */
-    const expire = Effect.flatMap(Clock.currentTimeMillis, (now) => {
-      const stale = [...budget.active].filter(([, at]) => now - at > Duration.toMillis(defaultMaxWait))
-      return Effect.forEach(stale, ([taskId]) => release(taskId), { discard: true })
+    const release = (taskId: string) => releaseIn(budget, taskId)
+    const jobs = Job.make(http, family, {
+      interval: defaultInterval,
+      maxWait: defaultMaxWait,
+      // a task seen `completed` or `failed` gives its place back
+      onStatus: (taskId, response) => (phaseOf(response.status) === "in_progress" ? Effect.void : release(taskId))
     })
 
-    const send = Effect.fnUntraced(function*(
-      request: MusicRequest
-    ): Effect.fn.Return<MusicSubmitted, RagError.ApiError | TaskFailed> {
-      const body = yield* http.encode(submitEndpoint, MusicRequest, request)
-      const response = yield* http.json(
-        {
-          endpoint: submitEndpoint,
-          method: "POST",
-          host: "base",
-          path: "/svc/submit/music",
-          body: { _tag: "Json", value: body },
-          idempotent: true
-        },
-        MusicSubmitResponse
-      )
-      const taskId = response.data?.task_id
-      if (taskId === undefined || taskId === "") {
-        const status = response.status ?? "unknown"
-        if (status.toLowerCase() !== "success") {
-          const detail = errorText(response.error, response.message) ?? "no task_id"
-          return yield* new TaskFailed({
-            endpoint: submitEndpoint,
-            status,
-            message: `${submitEndpoint} refused the task (status ${status}): ${http.scrub(detail)}`
-          })
-        }
-        return yield* new DecodeError({
-          endpoint: submitEndpoint,
-          path: "data.task_id",
-          message: `${submitEndpoint} answered success but returned no data.task_id`
-        })
-      }
-      return { ...response, data: { ...response.data, task_id: taskId } } satisfies MusicSubmitted
-    })
+    const submit = (request: MusicRequest) =>
+      withPlace(budget, defaultMaxWait, jobs.submit(request)).pipe(Effect.withSpan("Music.submit"))
 
-    // Takes a place before sending; keeps it for the task, or gives it back when no task came of it.
-    const submit = (request: MusicRequest): Effect.Effect<MusicSubmitted, RagError.ApiError | TaskFailed> =>
-      Effect.uninterruptibleMask((restore) =>
-        Effect.zipRight(
-          expire,
-          restore(budget.places.take(1)).pipe(
-            Effect.zipRight(
-              restore(send(request)).pipe(
-                Effect.onExit((exit): Effect.Effect<void> =>
-                  // a replayed submission (same task) already holds a place: give this one back
-                  Exit.isSuccess(exit) && !budget.active.has(exit.value.data.task_id)
-                    ? Effect.flatMap(Clock.currentTimeMillis, (now) =>
-                      Effect.sync(() => void budget.active.set(exit.value.data.task_id, now)))
-                    : Effect.asVoid(budget.places.release(1))
-                )
-              )
-            )
-          )
-        )
-      ).pipe(Effect.withSpan("Music.submit"))
-
-    const status = (taskId: string): Effect.Effect<MusicStatusResponse, RagError.ApiError> =>
-      http.json(
-        {
-          endpoint: statusEndpoint,
-          method: "GET",
-          host: "base",
-          path: `/svc/music/status/${encodeURIComponent(taskId)}`
-        },
-        MusicStatusResponse
-      ).pipe(
-        Effect.tap((response) => (phaseOf(response.status) === "in_progress" ? Effect.void : release(taskId))),
-        Effect.withSpan("Music.status", { attributes: { taskId } })
-      )
-
-    const wait = (taskId: string, opts: WaitOptions = {}): Effect.Effect<MusicResult, RagError.ApiError | TaskFailed> =>
-      Effect.gen(function*() {
-        const last = yield* Poll.untilDone({
-          kind: "music",
-          endpoint: statusEndpoint,
-          taskId,
-          status: status(taskId),
-          done: (response) => phaseOf(response.status) !== "in_progress",
-          ...Poll.timing(opts, { interval: defaultInterval, maxWait: defaultMaxWait }),
-          initialDelay: Duration.decode(opts.initialDelay ?? Duration.zero),
-          onProgress: opts.onProgress
-        })
-        if (phaseOf(last.status) === "failed") {
-          const detail = errorText(last.data?.error, last.error, last.message)
-          return yield* new TaskFailed({
-            endpoint: statusEndpoint,
-            taskId,
-            status: last.status,
-            message: `music task ${taskId} failed` + (detail === undefined ? "" : `: ${http.scrub(detail)}`)
-          })
-        }
-        const data = last.data
-        if (data?.audio_url === undefined || data.audio_url === "") {
-          return yield* new DecodeError({
-            endpoint: statusEndpoint,
-            path: "data.audio_url",
-            message: `${statusEndpoint}: task ${taskId} completed without data.audio_url`
-          })
-        }
-        return { taskId, audioUrl: data.audio_url, coverImage: data.cover_image, data } satisfies MusicResult
-      }).pipe(Effect.withSpan("Music.wait", { attributes: { taskId } }))
+    const wait = (taskId: string, opts: WaitOptions = {}) =>
+      jobs.wait(taskId, { ...opts, initialDelay: opts.initialDelay ?? Duration.zero })
 
     const generate = (
       request: MusicRequest,
@@ -474,10 +488,7 @@ export const make = (options: RemoteOptions = {}) =>
         yield* Effect.addFinalizer(() => release(submitted.data.task_id))
         const interval = opts.pollInterval === undefined ? defaultInterval : Duration.decode(opts.pollInterval)
         const cap = opts.maxFirstPollDelay === undefined ? defaultFirstPollCap : Duration.decode(opts.maxFirstPollDelay)
-        const estimate = submitted.data.estimated_completion_time
-        const initialDelay = estimate !== undefined && Number.isFinite(estimate) && estimate >= 0
-          ? Duration.min(Duration.millis(estimate * 1000), cap)
-          : interval
+        const initialDelay = firstPollDelay(submitted.data.estimated_completion_time, cap, interval)
         return yield* wait(submitted.data.task_id, { ...opts, initialDelay })
       }).pipe(
         // The place taken by `submit` is held until polling ends (success, failure or
@@ -486,7 +497,7 @@ export const make = (options: RemoteOptions = {}) =>
         Effect.withSpan("Music.generate")
       )
 
-    return Music.of({ maxInFlight, submit, release, status, wait, generate })
+    return Music.of({ maxInFlight, submit, release, status: jobs.status, wait, generate })
   })
 
 /**

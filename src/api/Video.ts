@@ -19,8 +19,8 @@
 import { Context, Duration, Effect, Layer, Schema } from "effect"
 import type * as RagError from "../RagError.js"
 import { DecodeError, TaskFailed } from "../RagError.js"
-import { ApiHttp } from "./ApiHttp.js"
-import * as Poll from "./internal/poll.js"
+import { ApiHttp, type Service as ApiHttpService } from "./ApiHttp.js"
+import * as Job from "./internal/job.js"
 
 // =============================================================================
 // Schemas
@@ -349,6 +349,92 @@ export interface RemoteOptions {
   readonly maxWait?: Duration.DurationInput | undefined
 }
 
+/** Fails with TaskFailed when `base_resp.status_code` is present and not 0. */
+const checkBaseResp = (
+  http: ApiHttpService,
+  endpoint: string,
+  baseResp: BaseResp | undefined,
+  taskId: string | undefined,
+  status: string
+): Effect.Effect<void, TaskFailed> => {
+  if (baseResp === undefined || baseResp.status_code === 0) return Effect.void
+  const msg = http.scrub(baseResp.status_msg ?? "no status_msg")
+  return Effect.fail(
+    new TaskFailed({
+      endpoint,
+      taskId,
+      status,
+      statusCode: baseResp.status_code,
+      message: `${endpoint}: base_resp.status_code ${baseResp.status_code}: ${msg}`
+    })
+  )
+}
+
+/** The accepted submission: no refusal in `base_resp`, and a task id. */
+const acceptSubmission = (http: ApiHttpService, response: VideoSubmitResponse) =>
+  Effect.gen(function*() {
+    const taskId = response.task_id === undefined || response.task_id === "" ? undefined : response.task_id
+    yield* checkBaseResp(http, submitEndpoint, response.base_resp, taskId, "Rejected")
+    if (taskId === undefined) {
+      return yield* new DecodeError({
+        endpoint: submitEndpoint,
+        path: "task_id",
+        message: `${submitEndpoint} accepted the task but returned no task_id`
+      })
+    }
+    return { ...response, task_id: taskId } satisfies VideoSubmitted
+  })
+
+/** The readable status: no error in `base_resp`, and a `status`. */
+const acceptStatus = (http: ApiHttpService, taskId: string, response: VideoStatusResponse) =>
+  Effect.gen(function*() {
+    yield* checkBaseResp(http, queryEndpoint, response.base_resp, taskId, response.status ?? "Error")
+    if (response.status === undefined) {
+      return yield* new DecodeError({
+        endpoint: queryEndpoint,
+        path: "status",
+        message: `${queryEndpoint} returned no status for task ${taskId}`
+      })
+    }
+    return { ...response, status: response.status } satisfies VideoStatus
+  })
+
+/** The video job family: submit, query, and how a terminal status reads. */
+const family: Job.Family<
+  VideoRequest,
+  typeof VideoRequest.Encoded,
+  VideoSubmitResponse,
+  typeof VideoSubmitResponse.Encoded,
+  VideoSubmitted,
+  VideoStatusResponse,
+  typeof VideoStatusResponse.Encoded,
+  VideoStatus,
+  TaskFailed | DecodeError,
+  VideoDone
+> = {
+  kind: "video",
+  name: "Video",
+  submit: { endpoint: submitEndpoint, path: "/v1/video_generation", request: VideoRequest, response: VideoSubmitResponse, accept: acceptSubmission },
+  status: {
+    endpoint: queryEndpoint,
+    span: "Video.query",
+    call: (taskId) => ({ path: "/v1/query/video_generation", urlParams: { task_id: taskId } }),
+    response: VideoStatusResponse,
+    accept: acceptStatus
+  },
+  phaseOf,
+  // `base_resp` usually reports on the status query itself (`status_msg` "success" when the
+  // query worked): that is no failure reason and is not quoted; any other message is the task's.
+  reason: (last) => {
+    const msg = last.base_resp?.status_msg?.trim()
+    return msg === undefined || msg === "" || msg.toLowerCase() === "success" ? undefined : msg
+  },
+  noReason: (last) => ` (status ${last.status}; the service gave no reason)`,
+  result: (taskId, last) =>
+    last.file_id === undefined || last.file_id === "" ? undefined : { taskId, fileId: String(last.file_id), response: last },
+  missing: { path: "file_id", what: "succeeded without a file_id" }
+}
+
 /**
  * Builds the remote service on {@link ApiHttp}.
  *
@@ -358,88 +444,18 @@ export interface RemoteOptions {
 export const make = (options: RemoteOptions = {}) =>
   Effect.gen(function*() {
     const http = yield* ApiHttp
-    const defaultInterval = Duration.decode(options.pollInterval ?? "10 seconds")
-    const defaultMaxWait = Duration.decode(options.maxWait ?? "1 hour")
-
-    /** Fails with TaskFailed when `base_resp.status_code` is present and not 0. */
-    const checkBaseResp = (
-      endpoint: string,
-      baseResp: BaseResp | undefined,
-      taskId: string | undefined,
-      status: string
-    ): Effect.Effect<void, TaskFailed> => {
-      if (baseResp === undefined || baseResp.status_code === 0) return Effect.void
-      const msg = http.scrub(baseResp.status_msg ?? "no status_msg")
-      return Effect.fail(
-        new TaskFailed({
-          endpoint,
-          taskId,
-          status,
-          statusCode: baseResp.status_code,
-          message: `${endpoint}: base_resp.status_code ${baseResp.status_code}: ${msg}`
-        })
-      )
-    }
-
-    const submit = Effect.fn("Video.submit")(function*(request: VideoRequest) {
-      const body = yield* http.encode(submitEndpoint, VideoRequest, request)
-      const response = yield* http.json(
-        {
-          endpoint: submitEndpoint,
-          method: "POST",
-          host: "base",
-          path: "/v1/video_generation",
-          body: { _tag: "Json", value: body },
-          idempotent: true
-        },
-        VideoSubmitResponse
-      )
-      const taskId = response.task_id === undefined || response.task_id === "" ? undefined : response.task_id
-      yield* checkBaseResp(submitEndpoint, response.base_resp, taskId, "Rejected")
-      if (taskId === undefined) {
-        return yield* new DecodeError({
-          endpoint: submitEndpoint,
-          path: "task_id",
-          message: `${submitEndpoint} accepted the task but returned no task_id`
-        })
-      }
-      return { ...response, task_id: taskId } satisfies VideoSubmitted
+    const jobs = Job.make(http, family, {
+      interval: Duration.decode(options.pollInterval ?? "10 seconds"),
+      maxWait: Duration.decode(options.maxWait ?? "1 hour")
     })
-
-    const query = Effect.fn("Video.query")(function*(taskId: string) {
-      const response = yield* http.json(
-        {
-          endpoint: queryEndpoint,
-          method: "GET",
-          host: "base",
-          path: "/v1/query/video_generation",
-          urlParams: { task_id: taskId }
-        },
-        VideoStatusResponse
-      )
-      yield* checkBaseResp(queryEndpoint, response.base_resp, taskId, response.status ?? "Error")
-      if (response.status === undefined) {
-        return yield* new DecodeError({
-          endpoint: queryEndpoint,
-          path: "status",
-          message: `${queryEndpoint} returned no status for task ${taskId}`
-        })
-      }
-      return { ...response, status: response.status } satisfies VideoStatus
-    })
+    const submit = (request: VideoRequest) => jobs.submit(request).pipe(Effect.withSpan("Video.submit"))
 
     const retrieve = Effect.fn("Video.retrieve")(function*(fileId: string) {
       const response = yield* http.json(
-        {
-          endpoint: retrieveEndpoint,
-          method: "GET",
-          host: "base",
-          path: "/v1/files/retrieve",
-          urlParams: { file_id: fileId }
-        },
+        { endpoint: retrieveEndpoint, method: "GET", host: "base", path: "/v1/files/retrieve", urlParams: { file_id: fileId } },
         VideoFileResponse
       )
-      yield* checkBaseResp(retrieveEndpoint, response.base_resp, undefined, "Error")
+      yield* checkBaseResp(http, retrieveEndpoint, response.base_resp, undefined, "Error")
       if (response.file === undefined) {
         return yield* new DecodeError({
           endpoint: retrieveEndpoint,
@@ -450,54 +466,18 @@ export const make = (options: RemoteOptions = {}) =>
       return response.file
     })
 
-    const wait = (taskId: string, opts: WaitOptions = {}): Effect.Effect<VideoDone, RagError.ApiError | TaskFailed> =>
-      Effect.gen(function*() {
-        // the first query runs at once, the next ones `interval` apart
-        const last = yield* Poll.untilDone({
-          kind: "video",
-          endpoint: queryEndpoint,
-          taskId,
-          status: query(taskId),
-          done: (response) => phaseOf(response.status) !== "in_progress",
-          ...Poll.timing(opts, { interval: defaultInterval, maxWait: defaultMaxWait }),
-          onProgress: opts.onProgress
-        })
-        if (phaseOf(last.status) === "failed") {
-          // `base_resp` usually reports on the status query itself (`status_msg` "success"
-          // when the query worked): that is no failure reason and is not quoted; any other
-          // message is taken as the task's reason.
-          const msg = last.base_resp?.status_msg?.trim()
-          const reason = msg === undefined || msg === "" || msg.toLowerCase() === "success" ? undefined : msg
-          return yield* new TaskFailed({
-            endpoint: queryEndpoint,
-            taskId,
-            status: last.status,
-            message: `video task ${taskId} failed` +
-              (reason === undefined ? ` (status ${last.status}; the service gave no reason)` : `: ${http.scrub(reason)}`)
-          })
-        }
-        if (last.file_id === undefined || last.file_id === "") {
-          return yield* new DecodeError({
-            endpoint: queryEndpoint,
-            path: "file_id",
-            message: `${queryEndpoint}: task ${taskId} succeeded without a file_id`
-          })
-        }
-        return { taskId, fileId: String(last.file_id), response: last } satisfies VideoDone
-      }).pipe(Effect.withSpan("Video.wait", { attributes: { taskId } }))
-
     const generate = (
       request: VideoRequest,
       opts: GenerateOptions = {}
     ): Effect.Effect<VideoResult, RagError.ApiError | TaskFailed> =>
       Effect.gen(function*() {
         const submitted = yield* submit(request)
-        const done = yield* wait(submitted.task_id, opts)
+        const done = yield* jobs.wait(submitted.task_id, opts)
         const file = yield* retrieve(done.fileId)
         return { taskId: done.taskId, fileId: done.fileId, downloadUrl: file.download_url, file } satisfies VideoResult
       }).pipe(Effect.withSpan("Video.generate", { attributes: { model: request.model } }))
 
-    return Video.of({ submit, query, retrieve, wait, generate })
+    return Video.of({ submit, query: jobs.status, retrieve, wait: jobs.wait, generate })
   })
 
 /**

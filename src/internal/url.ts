@@ -1,7 +1,7 @@
 /**
  * URL handling of the crawler: parsing with a scheme check, normalisation for deduplication
  * and site membership (the include/exclude path patterns are in
- * `engines/internal/web/path-filter.ts`). Shared by the web engine and the ingest pipeline (which
+ * `engines/web/internal/path-filter.ts`). Shared by the web engine and the ingest pipeline (which
  * deduplicates URL sources the same way).
  */
 

@@ -21,7 +21,10 @@
  * 3. upsert the completion marker `(documentId, hash, chunk count)` into the manifest
  *    collection `<name>__ingest`.
  * A document is skipped when its marker has the same hash and the collection holds exactly that
- * many chunks of it. A process killed at any moment leaves only documents without a matching
+ * many chunks of it. A file's marker also records its stat signature (size, modification and
+ * change times, inode, under the fingerprint and access list) when the file had not changed for
+ * 2.5 s before its read: a rerun skips a file whose `stat` gives that signature without opening
+ * it, and reads and hashes every other one. A process killed at any moment leaves only documents without a matching
  * marker half-done; the rerun redoes them: step 1 rewrites nothing that is there and adds what is
  * missing, step 2 removes the rest, step 3 seals it. The result is the collection an
  * uninterrupted run writes (`test/pipeline/ingest-crash.test.ts` kills a child process at
@@ -458,9 +461,22 @@ const extractRound = (ctx: RunContext, hashed: ReadonlyArray<Stages.Hashed>): Ef
     )
   }).pipe(Effect.withSpan("Ingest.extract", { attributes: { "effect_rag.documents": hashed.length } }))
 
+/** Leaves out (counted as skipped) a group's files whose stat matches their marker: no read, no hash. */
+const skipUnchanged = (ctx: RunContext, group: ReadonlyArray<Stages.Item>): Effect.Effect<ReadonlyArray<Stages.Item>> =>
+  Effect.flatMap(Stages.unchanged(ctx.state, ctx.settings.fingerprint, group), (same) => {
+    if (!same.includes(true)) return Effect.succeed(group)
+    const skipped = group.filter((_, i) => same[i])
+    ctx.tally.skipped += skipped.length
+    return Effect.as(
+      Effect.forEach(skipped, (item) => ctx.settings.emit({ _tag: "Skipped", source: item.source, documentId: item.documentId }), { discard: true }),
+      group.filter((_, i) => !same[i])
+    )
+  })
+
 /** A group of documents: loaded and extracted in rounds (see {@link loadRound}). */
-const processGroup = (ctx: RunContext, group: ReadonlyArray<Stages.Item>): Effect.Effect<Array<Stages.Prepared>> =>
+const processGroup = (ctx: RunContext, all: ReadonlyArray<Stages.Item>): Effect.Effect<Array<Stages.Prepared>> =>
   Effect.gen(function*() {
+    const group = yield* skipUnchanged(ctx, all)
     const out: Array<Stages.Prepared> = []
     let i = 0
     while (i < group.length) {

@@ -16,9 +16,11 @@
  *
  * @since 0.1.0
  */
+import * as Effect from "effect/Effect"
 import * as Bm25 from "./internal/bm25.js"
 import * as Filters from "./internal/filter.js"
 import * as Hash from "./internal/hash.js"
+import { type CollectionSpec, describeEmbedding, EmbeddingMismatch, InvalidInput, sameEmbedding } from "./VectorStore.js"
 
 /**
  * Validates a filter against a collection's spec (declared fields only, values of the declared
@@ -57,7 +59,19 @@ export {
    * @category full text
    */
   FieldIndex,
+  /**
+   * One row of a `FieldIndex`: the text BM25 scores (title + text) and the title alone.
+   *
+   * @since 0.1.0
+   * @category full text
+   */
   type FieldDoc,
+  /**
+   * A scored row of `FieldIndex.search`: its position in the rows the index was built from.
+   *
+   * @since 0.1.0
+   * @category full text
+   */
   type FieldHit
 } from "./internal/bm25.js"
 
@@ -71,16 +85,75 @@ export {
  */
 export const contentHash = Hash.contentHash
 
+/**
+ * The error of opening collection `requested.name` with an embedding other than the one it was
+ * created with (`stored`), both described as `model (d-d)` or "no embedding (full-text only)".
+ *
+ * @since 0.1.0
+ * @category collections
+ */
+export const embeddingMismatch = (requested: CollectionSpec, stored: CollectionSpec): EmbeddingMismatch =>
+  new EmbeddingMismatch({
+    collection: requested.name,
+    expected: describeEmbedding(stored.embedding),
+    actual: describeEmbedding(requested.embedding),
+    message: `collection ${requested.name} was created with ${describeEmbedding(stored.embedding)}, not ${describeEmbedding(requested.embedding)}`
+  })
+
+/**
+ * Whether an existing collection, stored with `stored`, can be opened as `requested` (what
+ * `VectorStore.collection` does when the name exists): the same embedding, else
+ * {@link embeddingMismatch}; and every field `requested` declares stored with the same type, else
+ * `InvalidInput`. Fields stored but not requested are fine.
+ *
+ * @since 0.1.0
+ * @category collections
+ */
+export const checkReopened = (
+  stored: CollectionSpec,
+  requested: CollectionSpec
+): Effect.Effect<void, EmbeddingMismatch | InvalidInput> => {
+  if (!sameEmbedding(stored.embedding, requested.embedding)) return Effect.fail(embeddingMismatch(requested, stored))
+  for (const [f, t] of Object.entries(requested.fields ?? {})) {
+    if (stored.fields?.[f] !== t) {
+      return Effect.fail(
+        new InvalidInput({
+          message: `collection ${requested.name} has no ${t} field ${f} (declared: ${JSON.stringify(stored.fields ?? {})})`
+        })
+      )
+    }
+  }
+  return Effect.void
+}
+
 export {
   /**
-   * The analyser of the full-text engines: words, stop words, Porter stems.
+   * The analyser of the full-text engines: the Porter stem of a lower-case word.
    *
    * @since 0.1.0
    * @category full text
    */
   stem,
+  /**
+   * The English stop words the full-text engines drop (LanceDB's list).
+   *
+   * @since 0.1.0
+   * @category full text
+   */
   stopWords,
+  /**
+   * The stemmed terms of a text, stop words and words over 40 characters removed, in order.
+   *
+   * @since 0.1.0
+   * @category full text
+   */
   terms,
+  /**
+   * A text's lower-case words (letters and digits), in order.
+   *
+   * @since 0.1.0
+   * @category full text
+   */
   words
 } from "./TextAnalysis.js"
 

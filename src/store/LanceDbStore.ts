@@ -79,8 +79,10 @@ import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import { mkdirSync } from "node:fs"
 import { fileURLToPath } from "node:url"
+import * as AdapterKit from "./AdapterKit.js"
 import * as Fusion from "./Fusion.js"
 import * as Hash from "./internal/hash.js"
+import { ensureCpuThreads } from "./internal/lance-threads.js"
 import * as FullText from "./internal/lance/fulltext.js"
 import { MemoryEngine } from "./internal/lance/memory.js"
 import * as Read from "./internal/lance/read.js"
@@ -94,8 +96,6 @@ import {
   CollectionNotFound,
   type CollectionSpec,
   checkSpec,
-  describeEmbedding,
-  EmbeddingMismatch,
   InvalidInput,
   requireFullText,
   sameEmbedding,
@@ -326,14 +326,6 @@ const connect = (options: Options): Effect.Effect<lancedb.Connection, StoreError
   })
 }
 
-const embeddingMismatch = (stored: CollectionSpec, requested: CollectionSpec) =>
-  new EmbeddingMismatch({
-    collection: requested.name,
-    expected: describeEmbedding(stored.embedding),
-    actual: describeEmbedding(requested.embedding),
-    message: `collection ${requested.name} was created with ${describeEmbedding(stored.embedding)}, not ${describeEmbedding(requested.embedding)}`
-  })
-
 /**
  * Connects to the database in `options.uri`; the connection closes with the scope.
  *
@@ -343,6 +335,7 @@ const embeddingMismatch = (stored: CollectionSpec, requested: CollectionSpec) =>
 export const make = (options: Options) =>
   Effect.gen(function*() {
     const settings = settingsOf(options)
+    ensureCpuThreads() // before LanceDB starts its CPU pool: see internal/lance-threads.ts
     const connection = yield* Effect.acquireRelease(connect(options), (db) => Effect.sync(() => db.close()))
     // One handle per table name, shared by every caller of this layer.
     const open = new Map<string, Collection>()
@@ -371,15 +364,7 @@ export const make = (options: Options) =>
         if (problem !== undefined) return yield* new InvalidInput({ message: problem })
         const existing = yield* openExisting(requested.name)
         if (Option.isSome(existing)) {
-          const stored = existing.value.spec
-          if (!sameEmbedding(stored.embedding, requested.embedding)) return yield* embeddingMismatch(stored, requested)
-          for (const [f, t] of Object.entries(requested.fields ?? {})) {
-            if (stored.fields?.[f] !== t) {
-              return yield* new InvalidInput({
-                message: `collection ${requested.name} has no ${t} field ${f} (declared: ${JSON.stringify(stored.fields ?? {})})`
-              })
-            }
-          }
+          yield* AdapterKit.checkReopened(existing.value.spec, requested)
           return existing.value
         }
         const table = yield* attempt("createTable", () =>
@@ -387,7 +372,7 @@ export const make = (options: Options) =>
         // Another writer may have created it first: read back what is stored.
         const schema = yield* attempt("schema", () => table.schema())
         const spec = parseSpec(requested.name, schema) ?? requested
-        if (!sameEmbedding(spec.embedding, requested.embedding)) return yield* embeddingMismatch(spec, requested)
+        if (!sameEmbedding(spec.embedding, requested.embedding)) return yield* AdapterKit.embeddingMismatch(requested, spec)
         const c = makeCollection(table, spec, settings, hasAccessColumn(schema))
         open.set(requested.name, c)
         return c

@@ -10,8 +10,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as Upload from "../../src/api/Upload.js"
-import { removeRepeatedLines } from "../../src/engines/internal/chunk/headers.js"
-import * as LocalFiles from "../../src/engines/LocalFiles.js"
+import { removeRepeatedLines } from "../../src/engines/documents/internal/chunk/headers.js"
+import * as LocalFiles from "../../src/engines/documents/LocalFiles.js"
 import { fixtureFile } from "./fixtures.js"
 
 const enc = new TextEncoder()

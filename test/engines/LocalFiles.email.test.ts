@@ -11,9 +11,9 @@
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import * as Upload from "../../src/api/Upload.js"
-import { detect } from "../../src/engines/internal/extract/detect.js"
-import { emailLimits, splitMbox } from "../../src/engines/internal/extract/email.js"
-import * as LocalFiles from "../../src/engines/LocalFiles.js"
+import { detect } from "../../src/engines/documents/internal/extract/detect.js"
+import { emailLimits, splitMbox } from "../../src/engines/documents/internal/extract/email.js"
+import * as LocalFiles from "../../src/engines/documents/LocalFiles.js"
 
 const enc = new TextEncoder()
 const file = (name: string, text: string, type?: string): Upload.UploadFile => ({ name, data: enc.encode(text), ...(type ? { type } : {}) })

@@ -6,9 +6,9 @@
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import * as Upload from "../../src/api/Upload.js"
-import { blocks, chunkPages } from "../../src/engines/internal/chunk/chunker.js"
-import { tiktoken, type Tokenizer } from "../../src/engines/internal/chunk/tokenizer.js"
-import * as LocalFiles from "../../src/engines/LocalFiles.js"
+import { blocks, chunkPages } from "../../src/engines/documents/internal/chunk/chunker.js"
+import { tiktoken, type Tokenizer } from "../../src/engines/documents/internal/chunk/tokenizer.js"
+import * as LocalFiles from "../../src/engines/documents/LocalFiles.js"
 import { fixtureFile, normalize } from "./fixtures.js"
 
 const size = 200

@@ -14,7 +14,7 @@ import { describe, expect, it, layer } from "@effect/vitest"
 import { createCanvas, loadImage } from "@napi-rs/canvas"
 import { Effect, Layer } from "effect"
 import * as Upload from "../../src/api/Upload.js"
-import * as LocalFiles from "../../src/engines/LocalFiles.js"
+import * as LocalFiles from "../../src/engines/documents/LocalFiles.js"
 import { clientLayer, formOf, startServer } from "../support/server.js"
 import { fixtureFile, manifest } from "./fixtures.js"
 

@@ -5,7 +5,7 @@
 import { expect, it, layer } from "@effect/vitest"
 import { Cause, Effect, Exit, Option } from "effect"
 import * as Upload from "../../src/api/Upload.js"
-import * as LocalFiles from "../../src/engines/LocalFiles.js"
+import * as LocalFiles from "../../src/engines/documents/LocalFiles.js"
 import { fixtureFile, manifest } from "./fixtures.js"
 
 /** mulberry32: a small seeded PRNG, so every run fuzzes the same cases. */

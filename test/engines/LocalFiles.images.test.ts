@@ -7,8 +7,8 @@ import { describe, expect, it, layer } from "@effect/vitest"
 import { loadImage } from "@napi-rs/canvas"
 import { Effect } from "effect"
 import * as Upload from "../../src/api/Upload.js"
-import { xlsImages } from "../../src/engines/internal/extract/xls-images.js"
-import * as LocalFiles from "../../src/engines/LocalFiles.js"
+import { xlsImages } from "../../src/engines/documents/internal/extract/xls-images.js"
+import * as LocalFiles from "../../src/engines/documents/LocalFiles.js"
 import { fixtureFile } from "./fixtures.js"
 
 const extract = (path: string, options?: Upload.UploadOptions) =>

@@ -10,7 +10,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { readdirSync, readFileSync } from "node:fs"
 import * as Upload from "../../src/api/Upload.js"
-import * as LocalFiles from "../../src/engines/LocalFiles.js"
+import * as LocalFiles from "../../src/engines/documents/LocalFiles.js"
 import { sharedPath } from "../../src/internal/shared.js"
 import { fixtureFile } from "./fixtures.js"
 

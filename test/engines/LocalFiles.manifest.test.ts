@@ -6,7 +6,7 @@
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
 import * as Upload from "../../src/api/Upload.js"
-import * as LocalFiles from "../../src/engines/LocalFiles.js"
+import * as LocalFiles from "../../src/engines/documents/LocalFiles.js"
 import { fixtureFile, manifest, missingSnippets } from "./fixtures.js"
 
 const isImage = (format: string) => format === "png" || format === "jpg"

@@ -6,9 +6,9 @@
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import * as Upload from "../../src/api/Upload.js"
-import { detect } from "../../src/engines/internal/extract/detect.js"
-import { maxRtfDepth, readRtf } from "../../src/engines/internal/extract/rtf.js"
-import * as LocalFiles from "../../src/engines/LocalFiles.js"
+import { detect } from "../../src/engines/documents/internal/extract/detect.js"
+import { maxRtfDepth, readRtf } from "../../src/engines/documents/internal/extract/rtf.js"
+import * as LocalFiles from "../../src/engines/documents/LocalFiles.js"
 
 const enc = new TextEncoder()
 

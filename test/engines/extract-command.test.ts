@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from "@effect/vitest"
 import { Console, Effect, HashMap, Layer } from "effect"
 import { join } from "node:path"
 import { command, parseOptions } from "../../src/cli/commands/extract.js"
-import * as LocalFiles from "../../src/engines/LocalFiles.js"
+import * as LocalFiles from "../../src/engines/documents/LocalFiles.js"
 import { docsDir } from "./fixtures.js"
 
 // the lead mounts `command` under the single entry point; mount it the same way here

@@ -6,8 +6,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { zipSync } from "fflate"
 import * as Upload from "../../src/api/Upload.js"
-import { extractDocument, type Extracted } from "../../src/engines/internal/extract/index.js"
-import * as LocalFiles from "../../src/engines/LocalFiles.js"
+import { extractDocument, type Extracted } from "../../src/engines/documents/internal/extract/index.js"
+import * as LocalFiles from "../../src/engines/documents/LocalFiles.js"
 import { citationOf, placeOf, sourceHeader } from "../../src/pipeline/internal/answer-citations.js"
 
 const enc = new TextEncoder()

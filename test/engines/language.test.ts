@@ -7,7 +7,7 @@ import { franc } from "franc-min"
 import { data } from "franc-min/data.js"
 import { readFileSync } from "node:fs"
 import { describe, expect, it } from "vitest"
-import { detectLanguage, franc3, languageSample } from "../../src/engines/internal/chunk/language.js"
+import { detectLanguage, franc3, languageSample } from "../../src/engines/documents/internal/chunk/language.js"
 import { sharedPath } from "../../src/internal/shared.js"
 
 const reference = (sample: string) => franc(sample, { minLength: 10 })

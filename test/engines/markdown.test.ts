@@ -5,7 +5,7 @@
  * replaced wrote the same HTML, except where a case says otherwise).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { htmlToMarkdown, visibleText, parseHtml } from "../../src/engines/internal/extract/markdown.js"
+import { htmlToMarkdown, visibleText, parseHtml } from "../../src/engines/documents/internal/extract/markdown.js"
 
 describe("htmlToMarkdown", () => {
   it("paragraphs, line breaks and inline elements: whitespace collapsed, emphasis plain, links as text", () => {
@@ -148,7 +148,7 @@ describe("hostile nesting", () => {
   })
 
   it("the web engine's page processing survives it too", async () => {
-    const { processHtml } = await import("../../src/engines/internal/web/html.js")
+    const { processHtml } = await import("../../src/engines/web/internal/html.js")
     const page = processHtml(`<html><body>${"<div>".repeat(20_000)}deep words${"</div>".repeat(20_000)}</body></html>`, "http://example.test/")
     expect(page.markdown).toContain("deep words")
   })

@@ -10,8 +10,8 @@ import { Effect } from "effect"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import * as Upload from "../../src/api/Upload.js"
-import * as LocalFiles from "../../src/engines/LocalFiles.js"
-import { isGlyphSoup } from "../../src/engines/internal/extract/pdf-tables.js"
+import * as LocalFiles from "../../src/engines/documents/LocalFiles.js"
+import { isGlyphSoup } from "../../src/engines/documents/internal/extract/pdf-tables.js"
 import { packageRoot } from "../../src/internal/shared.js"
 
 const dir = join(packageRoot(), "test", "fixtures", "pdf-tables")

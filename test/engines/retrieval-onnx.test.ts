@@ -11,9 +11,9 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, vi } from "vitest"
 import { resolveEmbedder, resolveReranker } from "../../src/Wiring.js"
-import { importTransformers } from "../../src/engines/internal/embed-onnx.js"
-import * as OnnxEmbeddings from "../../src/engines/OnnxEmbeddings.js"
-import * as OnnxRerank from "../../src/engines/OnnxRerank.js"
+import { importTransformers } from "../../src/engines/models/internal/embed-onnx.js"
+import * as OnnxEmbeddings from "../../src/engines/models/OnnxEmbeddings.js"
+import * as OnnxRerank from "../../src/engines/models/OnnxRerank.js"
 import { addModel } from "../support/onnx.js"
 
 const root = mkdtempSync(join(tmpdir(), "effect-rag-onnx-"))

@@ -8,7 +8,7 @@ import cl100k from "js-tiktoken/ranks/cl100k_base"
 import o200k from "js-tiktoken/ranks/o200k_base"
 import { readFileSync } from "node:fs"
 import { describe, expect, it } from "vitest"
-import { maxRunChars, tiktoken } from "../../src/engines/internal/chunk/tokenizer.js"
+import { maxRunChars, tiktoken } from "../../src/engines/documents/internal/chunk/tokenizer.js"
 import { sharedPath } from "../../src/internal/shared.js"
 
 const texts = [

@@ -13,10 +13,10 @@ import { afterAll, describe, expect, it } from "vitest"
 import { Effect, Layer } from "effect"
 import { cpSync, rmSync, unlinkSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import * as LocalFiles from "../../src/engines/LocalFiles.js"
+import * as LocalFiles from "../../src/engines/documents/LocalFiles.js"
 import * as Ingest from "../../src/pipeline/Ingest.js"
 import * as LanceDbStore from "../../src/store/LanceDbStore.js"
-import { documentCounts, dumpTable, markdown, runIngestChild, tempDir, writeCorpus } from "./fixtures/ingest-helpers.js"
+import { documentCounts, dumpManifest, dumpTable, markdown, runIngestChild, tempDir, writeCorpus } from "./fixtures/ingest-helpers.js"
 
 const root = tempDir("crash")
 afterAll(() => rmSync(root, { recursive: true, force: true }))
@@ -29,7 +29,7 @@ const runChild = (db: string, killAt?: { afterWrites?: number; afterMs?: number 
 
 const snapshot = async (db: string) => {
   const rows = await dumpTable(db, collection)
-  return { rows, documents: documentCounts(rows), manifest: await dumpTable(db, Ingest.manifestName(collection)) }
+  return { rows, documents: documentCounts(rows), manifest: await dumpManifest(db, collection) }
 }
 
 /** The same ingest in this process (the uninterrupted run, the resumes and the reruns). */

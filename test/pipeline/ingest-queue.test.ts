@@ -19,7 +19,7 @@ import { sharedPath } from "../../src/internal/shared.js"
 import * as IngestQueue from "../../src/pipeline/IngestQueue.js"
 import { type CliResult, runBuiltCli, spawnBuiltCli } from "../support/cli.js"
 import { redisAvailable, type RedisServer, startRedis } from "../support/redis.js"
-import { documentCounts, dumpTable, tempDir } from "./fixtures/ingest-helpers.js"
+import { documentCounts, dumpManifest, dumpTable, tempDir } from "./fixtures/ingest-helpers.js"
 
 const root = tempDir("queue")
 const corpus = join(root, "corpus")
@@ -102,7 +102,7 @@ describe("IngestQueue (BullMQ on a real Redis, built CLI processes)", () => {
     expect(qRows.map((r) => r.id)).toEqual(sRows.map((r) => r.id))
     expect(qRows).toEqual(sRows)
     expect(documentCounts(qRows)).toEqual(documentCounts(sRows))
-    const markers = async (db: string) => (await dumpTable(db, `${collection}__ingest`)).map((r) => r.documentId)
+    const markers = async (db: string) => (await dumpManifest(db, collection)).map((r) => r.documentId)
     expect(await markers(queued)).toEqual(await markers(single))
 
     // the failed set: the documents that fail in the single-process run, with their typed errors

@@ -19,12 +19,12 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import * as collections from "../../src/cli/commands/collections.js"
 import * as ingest from "../../src/cli/commands/ingest.js"
 import * as query from "../../src/cli/commands/query.js"
-import * as LocalFiles from "../../src/engines/LocalFiles.js"
+import * as LocalFiles from "../../src/engines/documents/LocalFiles.js"
 import * as Ingest from "../../src/pipeline/Ingest.js"
 import * as LanceDbStore from "../../src/store/LanceDbStore.js"
 import { runCli } from "../support/cli.js"
 import { startS3, type S3Server } from "../support/s3.js"
-import { copyTextFixtures, documentCounts, dumpTable, markdown, runIngestChild, tempDir, textFixtures, writeCorpus } from "./fixtures/ingest-helpers.js"
+import { copyTextFixtures, documentCounts, dumpManifest, dumpTable, markdown, runIngestChild, tempDir, textFixtures, writeCorpus } from "./fixtures/ingest-helpers.js"
 
 const root = tempDir("s3")
 let s3: S3Server
@@ -119,7 +119,7 @@ describe("ingest into s3://", () => {
       )
     const snapshot = async (db: string) => {
       const rows = await dumpTable(db, collection, s3.lance)
-      return { rows, documents: documentCounts(rows), manifest: await dumpTable(db, Ingest.manifestName(collection), s3.lance) }
+      return { rows, documents: documentCounts(rows), manifest: await dumpManifest(db, collection, s3.lance) }
     }
     // the child reaches the server through the variables LanceDB reads itself
     const childEnv = {

@@ -5,11 +5,11 @@
  */
 import { afterAll, describe, expect, it } from "vitest"
 import { Chunk as C, Effect, Layer, Stream } from "effect"
-import { copyFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs"
+import { copyFileSync, readFileSync, rmSync, statSync, unlinkSync, utimesSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
 import type * as Embeddings from "../../src/api/Embeddings.js"
-import * as LocalFiles from "../../src/engines/LocalFiles.js"
+import * as LocalFiles from "../../src/engines/documents/LocalFiles.js"
 import { sharedPath } from "../../src/internal/shared.js"
 import * as Ingest from "../../src/pipeline/Ingest.js"
 import * as LanceDbStore from "../../src/store/LanceDbStore.js"
@@ -55,6 +55,35 @@ describe("Ingest", () => {
     expect(second.chunks).toMatchObject({ inserted: 0, updated: 0, deleted: 0, total: first.chunks.total })
     expect([await tableVersion(db, "docs"), await tableVersion(db, Ingest.manifestName("docs"))]).toEqual(versions)
     expect(await dumpTable(db, "docs")).toEqual(rows)
+  })
+
+  it("skips unchanged files by their stat, and still sees a same-size rewrite whose modification time was set back", async () => {
+    const { folder, db } = fresh("stat")
+    const paths = writeCorpus(folder, 4)
+    // files changed less than the racy window before their read get no stat signature: age them
+    await new Promise((r) => setTimeout(r, 2_700))
+    const request: Ingest.Request = { sources: [Ingest.Source.path(folder)], collection: "docs" }
+    const first = await ingest(db, request)
+    expect(first.failed).toBe(0)
+    const markers = (await dumpTable(db, Ingest.manifestName("docs"))).map((r) => JSON.parse(r.documentId) as Array<unknown>)
+    expect(markers.length).toBe(first.ingested)
+    expect(markers.every((m) => m.length === 4 && typeof m[3] === "string")).toBe(true) // [id, hash, chunks, stat signature]
+
+    expect(await ingest(db, request)).toMatchObject({ ingested: 0, skipped: first.ingested, failed: 0, writes: 0 })
+
+    // same size, other bytes, modification time restored: the change time still differs
+    const target = paths.find((p) => p.endsWith(".md"))!
+    const { atime, mtime, size } = statSync(target)
+    const text = readFileSync(target, "utf8")
+    const swapped = text.replace("# Document", "# Documant")
+    expect(swapped).not.toBe(text)
+    writeFileSync(target, swapped)
+    utimesSync(target, atime, mtime)
+    expect(statSync(target).size).toBe(size)
+    const third = await ingest(db, request)
+    expect(third).toMatchObject({ ingested: 1, skipped: first.ingested - 1, failed: 0 })
+    const rows = (await dumpTable(db, "docs")).filter((r) => r.documentId === idOf(target))
+    expect(rows.some((r) => r.text.includes("Documant") || r.title?.includes("Documant"))).toBe(true)
   })
 
   it("replaces the chunks of a changed document and leaves the others untouched; prune deletes removed ones", async () => {

@@ -10,7 +10,7 @@ import * as Chat from "../../src/api/Chat.js"
 import * as Embeddings from "../../src/api/Embeddings.js"
 import * as Models from "../../src/api/Models.js"
 import * as Rerank from "../../src/api/Rerank.js"
-import * as UseLiteEmbeddings from "../../src/engines/UseLiteEmbeddings.js"
+import * as UseLiteEmbeddings from "../../src/engines/models/UseLiteEmbeddings.js"
 import { clientLayer, serveOurs } from "../support/server.js"
 
 const modelList: ReadonlyArray<Models.ModelRecord> = [

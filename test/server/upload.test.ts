@@ -9,7 +9,7 @@
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Context, Effect, Fiber, Layer } from "effect"
 import * as Upload from "../../src/api/Upload.js"
-import * as LocalFiles from "../../src/engines/LocalFiles.js"
+import * as LocalFiles from "../../src/engines/documents/LocalFiles.js"
 import { failureStatus } from "../../src/server/internal/wire.js"
 import { fixtureFile, manifest } from "../engines/fixtures.js"
 import { type RawResponse, rawPost, zeros } from "../support/raw.js"

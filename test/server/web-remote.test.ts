@@ -7,34 +7,11 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import * as RagError from "../../src/RagError.js"
-import * as Upload from "../../src/api/Upload.js"
 import * as Web from "../../src/api/Web.js"
 import * as WebCrawlScope from "../../src/api/WebCrawlScope.js"
-import * as LocalWeb from "../../src/engines/LocalWeb.js"
 import { sitePages, startSite } from "../engines/web/site.js"
 import { clientLayer, serveOurs } from "../support/server.js"
-
-/** A document engine for the site's PDF (the web engine hands it non-HTML pages). */
-const upload = Layer.succeed(
-  Upload.Upload,
-  Upload.Upload.of({
-    extract: (file) =>
-      Effect.succeed({ status: true, content: `Extracted ${file.name} (${file.data.byteLength} bytes)`, type: "pdf", error: "" }),
-    extractChunks: () => Effect.fail(new RagError.BadRequest({ endpoint: "extractChunks", message: "not used by the web engine" })),
-    files: () => Effect.fail(new RagError.BadRequest({ endpoint: "files", message: "not used by the web engine" }))
-  })
-)
-
-/** Loopback allowed, short delays, two pages per job record (so every crawl has next links). */
-const localWeb = LocalWeb.layer({
-  allowHosts: ["127.0.0.1"],
-  politenessDelay: "2 millis",
-  pageTimeout: "2 seconds",
-  concurrency: 4,
-  pageSize: 2,
-  mapMaxPages: 3
-}).pipe(Layer.provide(upload))
+import { localWeb } from "./web-fixture.js"
 
 /** The remote web engine and its crawl scope, talking to `upstream` in `firecrawl` routing. */
 const remoteWeb = (upstream: string) =>

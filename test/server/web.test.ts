@@ -9,37 +9,13 @@ import { Chunk, Effect, Layer, Redacted, Schema, Stream } from "effect"
 import * as ApiHttp from "../../src/api/ApiHttp.js"
 import { webCall } from "../../src/api/WebRoutes.js"
 import * as Search from "../../src/api/Search.js"
-import * as Upload from "../../src/api/Upload.js"
 import * as Web from "../../src/api/Web.js"
-import * as LocalWeb from "../../src/engines/LocalWeb.js"
+import * as LocalWeb from "../../src/engines/web/LocalWeb.js"
 import type { WebRouting } from "../../src/RagConfig.js"
 import * as RagError from "../../src/RagError.js"
 import { type Site, sitePages, startSite } from "../engines/web/site.js"
 import { clientLayer, serveOurs, testKey } from "../support/server.js"
-
-/** A document engine for the site's PDF (the web engine hands it non-HTML pages). */
-const upload = Layer.succeed(
-  Upload.Upload,
-  Upload.Upload.of({
-    extract: (file) =>
-      Effect.succeed({ status: true, content: `Extracted ${file.name} (${file.data.byteLength} bytes)`, type: "pdf", error: "" }),
-    extractChunks: () => Effect.fail(new RagError.BadRequest({ endpoint: "extractChunks", message: "not used by the web engine" })),
-    files: () => Effect.fail(new RagError.BadRequest({ endpoint: "files", message: "not used by the web engine" }))
-  })
-)
-
-/** Loopback allowed, short delays, two pages per crawl record, three pages read per map. */
-const engineOptions: LocalWeb.Options = {
-  allowHosts: ["127.0.0.1"],
-  politenessDelay: "2 millis",
-  pageTimeout: "2 seconds",
-  concurrency: 4,
-  pageSize: 2,
-  mapMaxPages: 3
-}
-
-const localWeb = LocalWeb.layer(engineOptions).pipe(Layer.provide(upload))
-
+import { engineOptions, localWeb, upload } from "./web-fixture.js"
 
 /** The client options that point every web operation at our server, in a routing. */
 const clientOptions = (url: string, webRouting: WebRouting) => ({ crawlUrl: url, webRouting })

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
 import { FieldIndex, weightedTerms } from "../../src/store/internal/bm25.js"
 import * as Filters from "../../src/store/internal/filter.js"
 import * as Fusion from "../../src/store/Fusion.js"
@@ -99,4 +100,24 @@ describe("AdapterKit: the public helpers are the ones the built-in adapters use"
     expect(AdapterKit.contentHash(chunk)).toBe(AdapterKit.contentHash({ ...chunk }))
     expect(AdapterKit.contentHash(chunk)).not.toBe(AdapterKit.contentHash({ ...chunk, access: ["t1"] }))
   })
+
+  it.effect("checkReopened: another embedding is EmbeddingMismatch, a missing or retyped field InvalidInput", () =>
+    Effect.gen(function*() {
+      const { AdapterKit } = yield* Effect.promise(() => import("../../src/index.js"))
+      const stored = { name: "docs", embedding: { model: "m", dimension: 4 }, fields: { lang: "string" as const, year: "number" as const } }
+      // the same spec, or fewer fields: opens
+      yield* AdapterKit.checkReopened(stored, stored)
+      yield* AdapterKit.checkReopened(stored, { name: "docs", embedding: { model: "m", dimension: 4 }, fields: { lang: "string" } })
+      const model = yield* Effect.flip(AdapterKit.checkReopened(stored, { ...stored, embedding: { model: "other", dimension: 4 } }))
+      expect(model._tag).toBe("EmbeddingMismatch")
+      expect(model).toMatchObject({ collection: "docs", expected: "m (4-d)", actual: "other (4-d)" })
+      expect(model.message).toBe("collection docs was created with m (4-d), not other (4-d)")
+      const none = yield* Effect.flip(AdapterKit.checkReopened(stored, { name: "docs" }))
+      expect(none._tag).toBe("EmbeddingMismatch")
+      const retyped = yield* Effect.flip(AdapterKit.checkReopened(stored, { ...stored, fields: { year: "string" } }))
+      expect(retyped._tag).toBe("InvalidInput")
+      expect(retyped.message).toContain("has no string field year")
+      const missing = yield* Effect.flip(AdapterKit.checkReopened(stored, { ...stored, fields: { draft: "boolean" } }))
+      expect(missing._tag).toBe("InvalidInput")
+    }))
 })

@@ -23,7 +23,7 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as Web from "../../api/Web.js"
 import * as RagError from "../../RagError.js"
-import type * as LocalWeb from "../../engines/LocalWeb.js"
+import type * as LocalWeb from "../../engines/web/LocalWeb.js"
 import * as Wiring from "../../Wiring.js"
 import * as Shared from "../options.js"
 

@@ -107,6 +107,8 @@ export interface Loaded {
   readonly file: Upload.UploadFile
   readonly title: string | undefined
   readonly hashInput: string
+  /** A file's stat just before its read, and when the read started (for its marker's signature). */
+  readonly stat?: { readonly info: State.FileStat; readonly readAt: number } | undefined
 }
 
 /** A loaded document with its content hash. */
@@ -114,6 +116,8 @@ export interface Hashed {
   readonly item: Item
   readonly loaded: Loaded
   readonly hash: string
+  /** The file's stat signature to record in its marker, when trustworthy. */
+  readonly sig?: string | undefined
 }
 
 /** A document extracted and chunked, ready to embed and write. */
@@ -123,6 +127,8 @@ export interface Prepared {
   /** Whether anything of this document may be stored (older generations to delete when written). */
   readonly prior: boolean
   readonly chunks: Array<Chunk>
+  /** The file's stat signature for its marker (see {@link Hashed.sig}). */
+  readonly sig?: string | undefined
 }
 
 /** What one batch write did. */
@@ -381,6 +387,7 @@ const loadFile = (
         new SourceError({ source: origin.path, reason: "read_timeout", message: `${origin.path}: not read within ${Duration.format(timeout)}` })
       )), ms)
     const read = async (): Promise<Effect.Effect<Loaded, DocumentError>> => {
+      const readAt = Date.now()
       const info = await statPath(path).catch(() => undefined)
       const kind = info === undefined ? undefined : specialKind(info)
       if (kind !== undefined) {
@@ -388,7 +395,14 @@ const loadFile = (
       }
       if (settled) return Effect.fail(new SourceError({ source: origin.path, reason: "read_timeout", message: `${origin.path}: abandoned` }))
       const r = await readRegularFile(path, Upload.maxFileBytes, () => settled)
-      if ("data" in r) return Effect.succeed({ file: { name, data: new Uint8Array(r.data.buffer, r.data.byteOffset, r.data.byteLength) }, title: undefined, hashInput: "file" })
+      if ("data" in r) {
+        return Effect.succeed({
+          file: { name, data: new Uint8Array(r.data.buffer, r.data.byteOffset, r.data.byteLength) },
+          title: undefined,
+          hashInput: "file",
+          ...(info !== undefined ? { stat: { info, readAt } } : {})
+        })
+      }
       return Effect.fail(refusal(name, r))
     }
     read().then(settle, (cause: unknown) =>
@@ -426,12 +440,38 @@ export const load = (
   }
 }
 
-/** The content hash of a loaded document under a pipeline fingerprint. */
-export const hash = (fingerprint: string, item: Item, loaded: Loaded): Hashed => ({
-  item,
-  loaded,
-  hash: State.contentHash(`${fingerprint}\0${loaded.hashInput}${accessHashInput(item.access)}`, loaded.file.data)
-})
+/**
+ * Which of a group's files are unchanged since their marker was written: stored complete, and a
+ * `stat` now gives the marker's signature. The stats run at once; nothing is opened or read.
+ */
+export const unchanged = (
+  state: State.StoredState,
+  fingerprint: string,
+  group: ReadonlyArray<Item>
+): Effect.Effect<ReadonlyArray<boolean>> => {
+  const sigs = group.map((item) => (item.origin._tag === "File" ? State.completeMarker(state, item.documentId)?.sig : undefined))
+  if (sigs.every((s) => s === undefined)) return Effect.succeed(sigs.map(() => false))
+  return Effect.promise(() =>
+    Promise.all(group.map(async (item, i) => {
+      const sig = sigs[i]
+      if (sig === undefined || item.origin._tag !== "File") return false
+      const path = item.origin.pathBytes !== undefined ? Buffer.from(item.origin.pathBytes, "base64") : item.origin.path
+      const info = await statPath(path).catch(() => undefined)
+      return info !== undefined && info.isFile() && State.statSignature(hashPrefix(fingerprint, "file", item), info) === sig
+    }))
+  )
+}
+
+/** What a document's content hash covers besides its bytes: the pipeline fingerprint, how it was loaded, its access list. */
+export const hashPrefix = (fingerprint: string, hashInput: string, item: Item): string =>
+  `${fingerprint}\0${hashInput}${accessHashInput(item.access)}`
+
+/** The content hash of a loaded document under a pipeline fingerprint (and a file's stat signature). */
+export const hash = (fingerprint: string, item: Item, loaded: Loaded): Hashed => {
+  const prefix = hashPrefix(fingerprint, loaded.hashInput, item)
+  const sig = loaded.stat === undefined ? undefined : State.signatureToRecord(prefix, loaded.stat.info, loaded.stat.readAt)
+  return { item, loaded, hash: State.contentHash(prefix, loaded.file.data), ...(sig !== undefined ? { sig } : {}) }
+}
 
 // =============================================================================
 // Extract
@@ -479,7 +519,7 @@ export const extract = (
           tokens: c.total_tokens
         }
       }))
-      return { item, hash, prior, chunks }
+      return { item, hash, prior, chunks, ...(x.sig !== undefined ? { sig: x.sig } : {}) }
     })
   )
 
@@ -588,7 +628,7 @@ export const write = (
     // 3. the completion markers, last
     yield* timed(target.manifest.upsert(batch.map((p) => ({
       id: p.item.documentId,
-      documentId: State.markerKey(p.item.documentId, { hash: p.hash, chunks: p.chunks.length }),
+      documentId: State.markerKey(p.item.documentId, { hash: p.hash, chunks: p.chunks.length, sig: p.sig }),
       text: p.item.source
     }))))
     writes++

@@ -65,16 +65,48 @@ export const chunkId = (documentId: string, hash: string, index: number): string
 export interface Marker {
   readonly hash: string
   readonly chunks: number
+  /** A file's {@link statSignature} when it was read (absent for pages, and for files changed just before their read). */
+  readonly sig?: string | undefined
 }
 
 /** The manifest row key of a marker. */
-export const markerKey = (documentId: string, m: Marker): string => JSON.stringify([documentId, m.hash, m.chunks])
+export const markerKey = (documentId: string, m: Marker): string =>
+  JSON.stringify(m.sig === undefined ? [documentId, m.hash, m.chunks] : [documentId, m.hash, m.chunks, m.sig])
+
+/** What a file's stat says about its content without reading it. */
+export interface FileStat {
+  readonly size: number
+  readonly mtimeMs: number
+  readonly ctimeMs: number
+  readonly ino: number
+}
+
+/**
+ * The stat signature of a file under a hash prefix (the pipeline fingerprint and access list):
+ * size, modification and change times, inode. A rerun whose stat of a file gives the marker's
+ * signature skips it without reading it, as git's index does. `ctime` cannot be set back by
+ * tools that restore `mtime` (rsync, tar), and the prefix makes a new fingerprint or access list
+ * read every file again.
+ */
+export const statSignature = (prefix: string, st: FileStat): string =>
+  createHash("sha256").update(prefix).update(`\0${st.size}:${st.mtimeMs}:${st.ctimeMs}:${st.ino}`).digest("hex").slice(0, 24)
+
+/**
+ * How long before its read a file must have last changed for its signature to be recorded:
+ * a write in the same clock tick as the read (file systems with 1-2 s time stamps) could leave
+ * the same size and times with other bytes. Such a file is read again on the next run.
+ */
+export const racyWindowMs = 2_500
+
+/** The signature to record for a file stat'ed just before a read that started at `readAt`, if it is safe to trust later. */
+export const signatureToRecord = (prefix: string, st: FileStat, readAt: number): string | undefined =>
+  Math.max(st.mtimeMs, st.ctimeMs) < readAt - racyWindowMs ? statSignature(prefix, st) : undefined
 
 const parseKey = (key: string): [string, Marker] | undefined => {
   try {
     const v: unknown = JSON.parse(key)
     if (Array.isArray(v) && typeof v[0] === "string" && typeof v[1] === "string" && typeof v[2] === "number") {
-      return [v[0], { hash: v[1], chunks: v[2] }]
+      return [v[0], typeof v[3] === "string" ? { hash: v[1], chunks: v[2], sig: v[3] } : { hash: v[1], chunks: v[2] }]
     }
   } catch {
     // not a marker
@@ -101,6 +133,12 @@ export const load = (main: Collection, manifest: Collection): Effect.Effect<Stor
     for (const d of yield* main.listDocuments()) chunkCounts.set(d.documentId, d.chunks)
     return { markers, chunkCounts }
   })
+
+/** The marker of a document stored complete (its chunks all there), whatever its hash. */
+export const completeMarker = (state: StoredState, documentId: string): Marker | undefined => {
+  const m = state.markers.get(documentId)
+  return m !== undefined && (state.chunkCounts.get(documentId) ?? 0) === m.chunks ? m : undefined
+}
 
 /** Whether a document is stored complete with this hash (its marker matches and its chunks are all there). */
 export const isComplete = (state: StoredState, documentId: string, hash: string): boolean => {

@@ -5,7 +5,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Context, Effect, Exit, Fiber, Layer, Scope, Stream } from "effect"
 import * as Upload from "../../../src/api/Upload.js"
 import * as Web from "../../../src/api/Web.js"
-import * as LocalWeb from "../../../src/engines/LocalWeb.js"
+import * as LocalWeb from "../../../src/engines/web/LocalWeb.js"
 import * as RagError from "../../../src/RagError.js"
 import { type Site, sitePages, slowMs, startSite } from "./site.js"
 

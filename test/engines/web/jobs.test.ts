@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber } from "effect"
-import { makeStore } from "../../../src/engines/internal/web/jobs.js"
+import { makeStore } from "../../../src/engines/web/internal/jobs.js"
 
 const page = (n: number) => ({ markdown: `page ${n}`, metadata: { sourceURL: `http://x.test/${n}`, statusCode: 200 } })
 

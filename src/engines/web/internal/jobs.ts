@@ -124,6 +124,135 @@ export interface Store {
 const closeQuietly = (handle: FileHandle | undefined) =>
   handle === undefined ? Effect.void : Effect.promise(() => handle.close().catch(() => undefined))
 
+/** A new job, its spill file in `dir` open. */
+const createJob = (dir: string, url: string, expiresAt: number): Effect.Effect<Job> =>
+  Effect.gen(function*() {
+    const id = crypto.randomUUID()
+    const file = join(dir, `${id}.jsonl`)
+    const handle = yield* Effect.promise(() => open(file, "w+"))
+    return {
+      id,
+      url,
+      status: "scraping",
+      total: 0,
+      completed: 0,
+      error: undefined,
+      expiresAt,
+      finished: false,
+      fiber: undefined,
+      done: yield* Deferred.make<void>(),
+      file,
+      handle,
+      refs: [],
+      reserved: 0,
+      ready: 0,
+      bytes: 0,
+      freed: false
+    } satisfies Job as Job
+  })
+
+/** Moves the visible prefix over the slots written. */
+const advance = (job: Job) => {
+  while (job.ready < job.reserved && job.refs[job.ready] !== undefined) job.ready++
+}
+
+/** {@link Store.record} for the store of `dir`. */
+const recordPage = (o: StoreOptions, dir: string) =>
+(job: Job, page: Web.CrawlPage, slot?: number): Effect.Effect<void, PageTooLarge | SpillFailed> =>
+  Effect.suspend((): Effect.Effect<void, PageTooLarge | SpillFailed> => {
+    if (job.freed || job.handle === undefined) return Effect.void
+    const data = Buffer.from(`${JSON.stringify(page)}\n`, "utf8")
+    // the newline is not part of the page: one batch holds pages, not lines
+    const length = data.byteLength - 1
+    if (length > o.pageBytes) return Effect.fail(new PageTooLarge(length, o.pageBytes))
+    const at = slot ?? job.reserved++
+    const offset = job.bytes
+    job.bytes += data.byteLength
+    const handle = job.handle
+    return Effect.tryPromise({
+      try: () => handle.write(data, 0, data.byteLength, offset),
+      catch: (e) => new SpillFailed(`cannot write a page of crawl job ${job.id} to ${dir}: ${String(e)}`)
+    }).pipe(
+      // a job freed while its page was written has no pages to show
+      Effect.catchAll((e) => (job.freed ? Effect.void : Effect.fail(e))),
+      Effect.zipRight(Effect.sync(() => {
+        if (job.freed) return
+        job.refs[at] = { offset, length }
+        advance(job)
+      }))
+    )
+  })
+
+/** Closes the job's file for writing. */
+const seal = (job: Job) =>
+  Effect.suspend(() => {
+    const handle = job.handle
+    job.handle = undefined
+    return closeQuietly(handle)
+  })
+
+/** The slots of the batch from `skip` within `pageSize` and `pageBytes`, and the slot after it. */
+const batchRefs = (o: StoreOptions, job: Job, skip: number, ready: number) => {
+  const refs: Array<PageRef> = []
+  let bytes = 0
+  let end = skip
+  while (end < ready && refs.length < o.pageSize) {
+    const ref = job.refs[end]!
+    // a batch holds at least one page (none is over pageBytes: `record` refused it)
+    if (refs.length > 0 && bytes + ref.length > o.pageBytes) break
+    refs.push(ref)
+    bytes += ref.length
+    end++
+  }
+  return { refs, end }
+}
+
+/** Reads pages back from a spill file. */
+const readPages = async (job: Job, refs: ReadonlyArray<PageRef>): Promise<Array<Web.CrawlPage>> => {
+  const handle = await open(job.file, "r")
+  try {
+    const out: Array<Web.CrawlPage> = []
+    for (const ref of refs) {
+      const buffer = Buffer.allocUnsafe(ref.length)
+      const { bytesRead } = await handle.read(buffer, 0, ref.length, ref.offset)
+      if (bytesRead !== ref.length) throw new Error(`short read of crawl job ${job.id}`)
+      out.push(JSON.parse(buffer.toString("utf8")) as Web.CrawlPage)
+    }
+    return out
+  } finally {
+    await handle.close()
+  }
+}
+
+/** {@link Store.read} with the batch bounds of `o`. */
+const readBatch = (o: StoreOptions) => (job: Job, skip: number): Effect.Effect<Batch, Error> =>
+  Effect.gen(function*() {
+    // the pages visible now: one that becomes visible while this batch is read back belongs
+    // to the next status request, not to this batch's `next`
+    const ready = job.ready
+    const { end, refs } = batchRefs(o, job, skip, ready)
+    if (refs.length === 0 || job.freed) return { pages: [], next: undefined }
+    const pages = yield* Effect.tryPromise({
+      try: () => readPages(job, refs),
+      catch: (e) => (e instanceof Error ? e : new Error(String(e)))
+    }).pipe(
+      // cancelled or expired while being read: no pages
+      Effect.catchAll((e) => (job.freed ? Effect.succeed([]) : Effect.fail(e)))
+    )
+    return { pages, next: end < ready ? end : undefined }
+  })
+
+/** Drops the job's pages: index cleared, file closed and deleted. */
+const free = (job: Job) =>
+  Effect.suspend(() => {
+    job.freed = true
+    job.refs = []
+    job.ready = 0
+    job.reserved = 0
+    job.bytes = 0
+    return Effect.zipRight(seal(job), Effect.promise(() => rm(job.file, { force: true }).catch(() => undefined)))
+  })
+
 /**
  * Makes the store: its spill folder is created now and removed (with every job's file) when
  * the scope closes.
@@ -135,131 +264,24 @@ export const makeStore = (o: StoreOptions) =>
       (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
     )
     const jobs = new Map<string, Job>()
-
     const create = (url: string, expiresAt: number) =>
-      Effect.gen(function*() {
-        const id = crypto.randomUUID()
-        const file = join(dir, `${id}.jsonl`)
-        const handle = yield* Effect.promise(() => open(file, "w+"))
-        const job: Job = {
-          id,
-          url,
-          status: "scraping",
-          total: 0,
-          completed: 0,
-          error: undefined,
-          expiresAt,
-          finished: false,
-          fiber: undefined,
-          done: yield* Deferred.make<void>(),
-          file,
-          handle,
-          refs: [],
-          reserved: 0,
-          ready: 0,
-          bytes: 0,
-          freed: false
-        }
-        jobs.set(id, job)
-        return job
-      })
-
-    const advance = (job: Job) => {
-      while (job.ready < job.reserved && job.refs[job.ready] !== undefined) job.ready++
-    }
-
+      Effect.tap(createJob(dir, url, expiresAt), (job) => Effect.sync(() => jobs.set(job.id, job)))
     const reserve = (job: Job, n: number) => {
       job.reserved += n
     }
-
-    const record = (job: Job, page: Web.CrawlPage, slot?: number): Effect.Effect<void, PageTooLarge | SpillFailed> =>
-      Effect.suspend((): Effect.Effect<void, PageTooLarge | SpillFailed> => {
-        if (job.freed || job.handle === undefined) return Effect.void
-        const data = Buffer.from(`${JSON.stringify(page)}\n`, "utf8")
-        // the newline is not part of the page: one batch holds pages, not lines
-        const length = data.byteLength - 1
-        if (length > o.pageBytes) return Effect.fail(new PageTooLarge(length, o.pageBytes))
-        const at = slot ?? job.reserved++
-        const offset = job.bytes
-        job.bytes += data.byteLength
-        const handle = job.handle
-        return Effect.tryPromise({
-          try: () => handle.write(data, 0, data.byteLength, offset),
-          catch: (e) => new SpillFailed(`cannot write a page of crawl job ${job.id} to ${dir}: ${String(e)}`)
-        }).pipe(
-          // a job freed while its page was written has no pages to show
-          Effect.catchAll((e) => (job.freed ? Effect.void : Effect.fail(e))),
-          Effect.zipRight(Effect.sync(() => {
-            if (job.freed) return
-            job.refs[at] = { offset, length }
-            advance(job)
-          }))
-        )
-      })
-
-    const seal = (job: Job) =>
-      Effect.suspend(() => {
-        const handle = job.handle
-        job.handle = undefined
-        return closeQuietly(handle)
-      })
-
-    const read = (job: Job, skip: number): Effect.Effect<Batch, Error> =>
-      Effect.gen(function*() {
-        // the pages visible now: one that becomes visible while this batch is read back belongs
-        // to the next status request, not to this batch's `next`
-        const ready = job.ready
-        const refs: Array<PageRef> = []
-        let bytes = 0
-        let end = skip
-        while (end < ready && refs.length < o.pageSize) {
-          const ref = job.refs[end]!
-          // a batch holds at least one page (none is over pageBytes: `record` refused it)
-          if (refs.length > 0 && bytes + ref.length > o.pageBytes) break
-          refs.push(ref)
-          bytes += ref.length
-          end++
-        }
-        if (refs.length === 0 || job.freed) return { pages: [], next: undefined }
-        const file = job.file
-        const pages = yield* Effect.tryPromise({
-          try: async () => {
-            const handle = await open(file, "r")
-            try {
-              const out: Array<Web.CrawlPage> = []
-              for (const ref of refs) {
-                const buffer = Buffer.allocUnsafe(ref.length)
-                const { bytesRead } = await handle.read(buffer, 0, ref.length, ref.offset)
-                if (bytesRead !== ref.length) throw new Error(`short read of crawl job ${job.id}`)
-                out.push(JSON.parse(buffer.toString("utf8")) as Web.CrawlPage)
-              }
-              return out
-            } finally {
-              await handle.close()
-            }
-          },
-          catch: (e) => (e instanceof Error ? e : new Error(String(e)))
-        }).pipe(
-          // cancelled or expired while being read: no pages
-          Effect.catchAll((e) => (job.freed ? Effect.succeed([]) : Effect.fail(e)))
-        )
-        return { pages, next: end < ready ? end : undefined }
-      })
-
-    const free = (job: Job) =>
-      Effect.suspend(() => {
-        job.freed = true
-        job.refs = []
-        job.ready = 0
-        job.reserved = 0
-        job.bytes = 0
-        return Effect.zipRight(seal(job), Effect.promise(() => rm(job.file, { force: true }).catch(() => undefined)))
-      })
-
     const remove = (job: Job) =>
       Effect.zipRight(free(job), Effect.sync(() => {
         jobs.delete(job.id)
       }))
-
-    return { dir, jobs, create, record, reserve, seal, read, free, remove } satisfies Store as Store
+    return {
+      dir,
+      jobs,
+      create,
+      record: recordPage(o, dir),
+      reserve,
+      seal,
+      read: readBatch(o),
+      free,
+      remove
+    } satisfies Store as Store
   })

@@ -12,7 +12,7 @@
 import chardet from "chardet"
 import iconv from "iconv-lite"
 import { parseHTML } from "linkedom"
-import { htmlToMarkdown } from "../extract/markdown.js"
+import { htmlToMarkdown } from "../../documents/Markdown.js"
 import { parseHttpUrl } from "../../../internal/url.js"
 
 // =============================================================================

@@ -17,9 +17,9 @@
 import { Config, Effect, Layer } from "effect"
 import type { ConfigError } from "effect/ConfigError"
 import { basename } from "node:path"
-import * as Rerank from "../api/Rerank.js"
-import * as RagError from "../RagError.js"
-import * as Optional from "../internal/optional.js"
+import * as Rerank from "../../api/Rerank.js"
+import * as RagError from "../../RagError.js"
+import * as Optional from "../../internal/optional.js"
 import { engineError, LocalModelError } from "./internal/embed-common.js"
 import {
   defaultCacheDir,

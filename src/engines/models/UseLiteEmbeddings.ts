@@ -20,9 +20,9 @@
  */
 import { Effect, Layer, type Scope } from "effect"
 import { createRequire } from "node:module"
-import * as Embeddings from "../api/Embeddings.js"
-import * as Optional from "../internal/optional.js"
-import * as RagError from "../RagError.js"
+import * as Embeddings from "../../api/Embeddings.js"
+import * as Optional from "../../internal/optional.js"
+import * as RagError from "../../RagError.js"
 import { type EmbedBatch, engineError, LocalModelError, makeLocalService } from "./internal/embed-common.js"
 import { encodeHead, startPool, type Tokenizer } from "./internal/embed-use.js"
 

@@ -25,9 +25,9 @@
 import { Config, Effect, Layer } from "effect"
 import type { ConfigError } from "effect/ConfigError"
 import { basename } from "node:path"
-import * as Embeddings from "../api/Embeddings.js"
-import * as Optional from "../internal/optional.js"
-import * as RagError from "../RagError.js"
+import * as Embeddings from "../../api/Embeddings.js"
+import * as Optional from "../../internal/optional.js"
+import * as RagError from "../../RagError.js"
 import { engineError, LocalModelError, makeLocalService } from "./internal/embed-common.js"
 import {
   defaultCacheDir,

@@ -1,10 +1,15 @@
 /**
  * Sitemaps (sitemaps.org protocol): `<urlset>` (page URLs) and `<sitemapindex>` (more
  * sitemaps), gzip-compressed or not, parsed with fast-xml-parser. Plain-text sitemaps (one URL
- * a line) are read too.
+ * a line) are read too. {@link sitemapUrls} reads a site's sitemaps through the engine's paced
+ * fetch.
  */
+import { Effect, Option } from "effect"
 import { XMLParser } from "fast-xml-parser"
 import { gunzipSync } from "node:zlib"
+import type { Politeness } from "./politeness.js"
+import type { Robots } from "./robots.js"
+import type { Settings } from "./settings.js"
 
 /** What one sitemap document lists. */
 export interface SitemapEntries {
@@ -57,3 +62,30 @@ export const parseSitemap = (data: Uint8Array, maxBytes: number): SitemapEntries
     return { urls: [], sitemaps: [] }
   }
 }
+
+/**
+ * The page URLs of a site's sitemaps (robots.txt `Sitemap:` lines, else `/sitemap.xml`), at most
+ * `maxSitemaps` documents read, each fetched through the engine's paced fetch.
+ */
+export const sitemapUrls = (
+  s: Settings,
+  polite: Politeness,
+  start: URL,
+  robots: Robots
+): Effect.Effect<Array<string>> =>
+  Effect.gen(function*() {
+    const queue = robots.sitemaps.length > 0 ? [...robots.sitemaps] : [`${start.origin}/sitemap.xml`]
+    const read = new Set<string>()
+    const urls: Array<string> = []
+    while (queue.length > 0 && read.size < s.maxSitemaps) {
+      const next = queue.shift()!
+      if (read.has(next)) continue
+      read.add(next)
+      const res = yield* Effect.option(polite.fetchPage(next, { polite: true, accept: "application/xml,text/xml,*/*;q=0.5" }))
+      if (Option.isNone(res) || res.value.status < 200 || res.value.status >= 300) continue
+      const entries = parseSitemap(res.value.body, s.maxBodyBytes)
+      urls.push(...entries.urls)
+      queue.push(...entries.sitemaps)
+    }
+    return urls
+  })

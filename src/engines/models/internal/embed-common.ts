@@ -5,8 +5,8 @@
  * the OpenAI-shaped `create` answered locally).
  */
 import { Data, Effect } from "effect"
-import type * as Embeddings from "../../api/Embeddings.js"
-import * as RagError from "../../RagError.js"
+import type * as Embeddings from "../../../api/Embeddings.js"
+import * as RagError from "../../../RagError.js"
 
 /**
  * A local model could not be loaded. `reason` tells a missing model (`not_found`: nothing at

@@ -11,7 +11,7 @@
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
 import { checkHeader } from "./image.js"
-import * as Optional from "../../../internal/optional.js"
+import * as Optional from "../../../../internal/optional.js"
 import { ExtractFailure } from "./types.js"
 
 type TesseractWorker = {
