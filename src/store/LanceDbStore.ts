@@ -17,9 +17,9 @@
  *   handle's first write or the next `optimize()` that finds the table that large, kept by
  *   `optimize()`): the duplicate check (`id IN (…)`) reads it instead of scanning the table,
  *   and the merge-insert's join by `id` costs less with it too (measured: 2-3× less CPU per
- *   512-row batch at 300,000 rows). Below that, the index costs more than the scan it saves. A row is rewritten only when its `content_hash` (of
- *   document id, title, text, metadata and vector) changed, so re-upserting the same chunks
- *   changes nothing, not even the index.
+ *   512-row batch at 300,000 rows). Below that, the index costs more than the scan it saves.
+ *   A row is rewritten only when its `content_hash` (of document id, title, text, metadata
+ *   and vector) changed, so re-upserting the same chunks changes nothing, not even the index.
  * - **Full text.** Native BM25 indexes on `content` and `title` (English stemming and stop
  *   words), created by the first write of a handle that finds them missing; none for a
  *   collection created with `fullText: false` (its text searches fail with `InvalidInput`).
