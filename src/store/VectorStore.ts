@@ -134,6 +134,13 @@ export interface CollectionSpec {
   readonly embedding?: { readonly model: string; readonly dimension: number } | undefined
   /** Metadata fields that filters may use, with their types. */
   readonly fields?: Readonly<Record<string, FieldType>> | undefined
+  /**
+   * `false`: the collection is never searched by full text (bookkeeping, such as the ingest's
+   * manifest), so a backend may keep no full-text index for it; its `searchText` and
+   * `searchHybrid` fail with {@link InvalidInput}. Omitted or `true`: full text as usual. Fixed
+   * when the collection is created (a later spec does not change it).
+   */
+  readonly fullText?: boolean | undefined
 }
 
 /**
@@ -516,6 +523,7 @@ export const checkSpec = (spec: CollectionSpec): string | undefined => {
     if (!Number.isInteger(d) || d <= 0) return `embedding dimension must be a positive integer, got ${d}`
     if (spec.embedding.model === "") return "embedding model must not be empty"
   }
+  if (spec.fullText !== undefined && typeof spec.fullText !== "boolean") return `fullText must be a boolean, got ${JSON.stringify(spec.fullText)}`
   for (const [field, type] of Object.entries(spec.fields ?? {})) {
     if (!fieldPattern.test(field)) return `metadata field ${JSON.stringify(field)} must match ${fieldPattern}`
     if (field === documentIdField) return `metadata field ${documentIdField} is reserved`
@@ -541,6 +549,18 @@ export const describeEmbedding = (e: CollectionSpec["embedding"]): string =>
  */
 export const sameEmbedding = (a: CollectionSpec["embedding"], b: CollectionSpec["embedding"]): boolean =>
   a === undefined ? b === undefined : b !== undefined && a.model === b.model && a.dimension === b.dimension
+
+/**
+ * Fails with {@link InvalidInput} on a collection created with `fullText: false`: the check an
+ * adapter's `searchText` runs first.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const requireFullText = (spec: CollectionSpec): Effect.Effect<void, InvalidInput> =>
+  spec.fullText === false
+    ? Effect.fail(new InvalidInput({ message: `collection ${spec.name} was created without full text (fullText: false): it cannot be searched by text` }))
+    : Effect.void
 
 /**
  * Fails unless `vector` fits the collection: a collection created without an embedding takes no

@@ -125,6 +125,27 @@ const writeTests = (withStore: WithStore): void => {
         for (const [i, h] of after.entries()) expect(h.score).toBeCloseTo(before[i]!.score, 5)
       })))
 
+  it.scoped("a collection created with fullText: false stores, lists and deletes; a text search fails with InvalidInput", () =>
+    withStore((store) =>
+      Effect.gen(function*() {
+        const c = yield* store.collection({ name: "bookkeeping", fullText: false })
+        const plain = corpus.map(({ vector: _vector, ...chunk }) => chunk)
+        expect(yield* c.upsert(plain)).toEqual({ inserted: 6, updated: 0 })
+        expect(yield* c.upsert(plain)).toEqual({ inserted: 0, updated: 0 })
+        expect(yield* c.count()).toBe(6)
+        expect((yield* c.listDocuments()).map((d) => d.documentId)).toEqual(["A", "B", "C"])
+        expect(yield* c.deleteDocuments(["B"])).toBe(2)
+        expect(yield* c.count()).toBe(4)
+        const text = yield* Effect.exit(c.searchText("tide pools"))
+        expect(Exit.isFailure(text) && JSON.stringify(text.cause)).toContain("InvalidInput")
+        // fixed at creation: opened again, or asked for without the flag, it still has no full text
+        expect((yield* store.open("bookkeeping")).spec.fullText).toBe(false)
+        const again = yield* store.collection({ name: "bookkeeping" })
+        expect(again.spec.fullText).toBe(false)
+        expect(Exit.isFailure(yield* Effect.exit(again.searchText("tide pools")))).toBe(true)
+        const bad = yield* Effect.exit(store.collection({ name: "odd", fullText: "no" as unknown as boolean }))
+        expect(Exit.isFailure(bad) && JSON.stringify(bad.cause)).toContain("InvalidInput")
+      })))
 }
 
 /** Full text: ranking, stemming, stop words, weighted terms. */

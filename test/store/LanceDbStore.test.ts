@@ -56,6 +56,50 @@ describe("LanceDbStore", () => {
       }).pipe(Effect.provide(LanceDbStore.layer({ uri }))))
     }))
 
+  it.live("indexes `id` (BTREE, kept by optimize) from idIndexThreshold rows; a collection with fullText: false gets no full-text index", () =>
+    Effect.gen(function*() {
+      const uri = freshDir()
+      const indexes = (name: string) =>
+        Effect.flatMap(LanceDbStore.LanceDbStore, (lance) =>
+          Effect.promise(async () => {
+            const table = await lance.connection.openTable(name)
+            return { columns: (await table.listIndices()).flatMap((i) => i.columns).sort(), id: await table.indexStats("id_idx") }
+          }))
+      yield* Effect.scoped(Effect.gen(function*() {
+        const store = yield* VectorStore
+        const main = yield* store.collection(spec)
+        yield* main.upsert(corpus)
+        expect((yield* indexes("contract")).columns).toEqual(["content", "id", "title"])
+        // below the default threshold (100,000 rows): no id index
+        const small = yield* Effect.provide(
+          Effect.flatMap(VectorStore, (s) => Effect.flatMap(s.collection({ ...spec, name: "small" }), (c) => c.upsert(corpus))),
+          LanceDbStore.layer({ uri })
+        )
+        expect(small.inserted).toBe(6)
+        expect((yield* indexes("small")).columns).toEqual(["content", "title"])
+        const books = yield* store.collection({ name: "books", fullText: false })
+        yield* books.upsert(chunksOf(1, 20).map(({ vector: _v, ...c }) => c))
+        yield* books.upsert(chunksOf(2, 20).map(({ vector: _v, ...c }) => c))
+        const before = yield* indexes("books")
+        expect(before.columns).toEqual(["id"])
+        expect(before.id?.numUnindexedRows).toBe(20)
+        // a write after the index: the merge-insert still finds the rows it did not index
+        expect(yield* books.upsert(chunksOf(2, 20).map(({ vector: _v, ...c }) => ({ ...c, text: c.text + " v2" })))).toEqual({ inserted: 0, updated: 20 })
+        yield* books.optimize()
+        const after = yield* indexes("books")
+        expect(after.columns).toEqual(["id"])
+        expect(after.id?.numUnindexedRows).toBe(0)
+        expect(after.id?.numIndexedRows).toBe(40)
+      }).pipe(Effect.provide(LanceDbStore.layer({ uri, idIndexThreshold: 0 }))))
+      // from disk: the spec keeps fullText: false
+      yield* Effect.scoped(Effect.gen(function*() {
+        const books = yield* Effect.flatMap(VectorStore, (store) => store.open("books"))
+        expect(books.spec.fullText).toBe(false)
+        expect(yield* books.count()).toBe(40)
+        expect(Exit.isFailure(yield* Effect.exit(books.searchText("chunk")))).toBe(true)
+      }).pipe(Effect.provide(LanceDbStore.layer({ uri }))))
+    }))
+
   it.live("writes in bounded batches and keeps the full-text index current", () =>
     Effect.scoped(Effect.gen(function*() {
       const store = yield* VectorStore

@@ -41,8 +41,11 @@ export const collectionSpec = (
   embedding: CollectionSpec["embedding"]
 ): CollectionSpec => ({ name, fields, ...(embedding !== undefined ? { embedding } : {}) })
 
-/** The manifest collection's spec (full text only, no fields). */
-export const manifestSpec = (name: string): CollectionSpec => ({ name: manifestName(name) })
+/**
+ * The manifest collection's spec: no embedding, no fields, and no full text (it is read by
+ * listing only, so the store keeps no full-text index for it).
+ */
+export const manifestSpec = (name: string): CollectionSpec => ({ name: manifestName(name), fullText: false })
 
 /**
  * The content hash of a document: SHA-256 of the pipeline fingerprint (upload engine, embedder)

@@ -4,7 +4,7 @@
  */
 import * as Effect from "effect/Effect"
 import { FieldIndex, weightedTerms } from "../bm25.js"
-import type { ScopeOptions, TermCounts, TextQuery, TextSearchOptions } from "../../VectorStore.js"
+import { requireFullText, type ScopeOptions, type TermCounts, type TextQuery, type TextSearchOptions } from "../../VectorStore.js"
 import { accepting } from "./scope.js"
 import { compareIds, type CollectionState, type TextIndex, toHit } from "./state.js"
 
@@ -24,6 +24,7 @@ export const textIndex = (state: CollectionState): TextIndex => {
 /** The collection's `searchText`. */
 export const searchText = (state: CollectionState, query: TextQuery, options: TextSearchOptions = {}) =>
   Effect.gen(function*() {
+    yield* requireFullText(state.spec)
     const accept = yield* accepting(state.spec, options.filter, options.scope)
     const q = weightedTerms(query)
     if (q.size === 0) return []

@@ -7,7 +7,7 @@
  */
 import * as Effect from "effect/Effect"
 import { weightedTerms } from "../bm25.js"
-import type { Hit, ScopeOptions, TermCounts, TextQuery, TextSearchOptions } from "../../VectorStore.js"
+import { type Hit, requireFullText, type ScopeOptions, type TermCounts, type TextQuery, type TextSearchOptions } from "../../VectorStore.js"
 import { toHit } from "./codec.js"
 import { Params } from "./sql.js"
 import { type CollectionState, run, where } from "./state.js"
@@ -57,6 +57,7 @@ const searchSql = (state: CollectionState, scored: string, cond: string, limit: 
 /** The collection's `searchText`. */
 export const searchText = (state: CollectionState, query: TextQuery, options: TextSearchOptions = {}) =>
   Effect.gen(function*() {
+    yield* requireFullText(state.spec)
     const params = new Params()
     const q = weightedTerms(query)
     const terms = params.bind([...q.keys()])

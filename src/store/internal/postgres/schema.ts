@@ -110,7 +110,8 @@ export const createCollection = (catalog: Catalog, requested: CollectionSpec) =>
     const spec: CollectionSpec = {
       name: requested.name,
       ...(requested.embedding === undefined ? {} : { embedding: { ...requested.embedding } }),
-      ...(requested.fields === undefined ? {} : { fields: { ...requested.fields } })
+      ...(requested.fields === undefined ? {} : { fields: { ...requested.fields } }),
+      ...(requested.fullText === false ? { fullText: false } : {})
     }
     if (spec.embedding !== undefined) await c.query("CREATE EXTENSION IF NOT EXISTS vector")
     const r = await c.query(`INSERT INTO ${catalog.collections} (name, spec) VALUES ($1, $2) RETURNING id`, [spec.name, JSON.stringify(spec)])
