@@ -12,7 +12,7 @@
  * - Every chunk's `total_tokens` is the tokenizer's count of its exact content, and
  *   `from_page` is the page of its first new (non-overlap) block.
  */
-import type { Tokenizer } from "./tokenizer.js"
+import { joins, type Tokenizer } from "./tokenizer.js"
 
 /** One chunk. */
 export interface ChunkOut {
@@ -445,6 +445,7 @@ export const chunkPages = (
   tokenizer: Tokenizer
 ): { chunks: Array<ChunkOut>; notes: Array<string> } => {
   const tok = memoized(tokenizer)
+  const joining = joins(tokenizer)
   const size = Math.max(8, Math.floor(settings.size))
   const overlap = Math.max(0, Math.min(Math.floor(settings.overlap), Math.floor(size / 2)))
   const notes: Array<string> = []
@@ -487,12 +488,28 @@ export const chunkPages = (
   let carry: Array<Piece> = [] // overlap from the previous chunk
   let curTokens = 0
   const contentOf = (ps: ReadonlyArray<Piece>) => ps.map((p) => p.text).join(joiner)
+  /**
+   * The count of `contentOf(ps)`: from the pieces' own counts and their joins when the tokenizer
+   * can tell what a join adds (the tiktoken encodings, see `blankLineJoin`), else by counting the
+   * joined text. Why: re-counting every chunk's text was a third of the tokenizer's work.
+   */
+  const countOf = (ps: ReadonlyArray<Piece>): number => {
+    if (ps.length === 1) return ps[0]!.tokens
+    if (!joining) return tok.count(contentOf(ps))
+    let n = ps[0]!.tokens
+    for (let i = 1; i < ps.length; i++) {
+      const join = tokenizer.blankLineJoin(ps[i - 1]!.text, ps[i]!.text)
+      if (join === undefined) return tok.count(contentOf(ps))
+      n += join + ps[i]!.tokens
+    }
+    return n
+  }
   const emit = () => {
     const fresh = cur.filter((p) => !carry.includes(p))
     if (fresh.length === 0) return
     const content = contentOf(cur)
     const section = fresh[0]!.section
-    chunks.push({ content, total_tokens: tok.count(content), from_page: fresh[0]!.page, ...(section ? { section } : {}) })
+    chunks.push({ content, total_tokens: countOf(cur), from_page: fresh[0]!.page, ...(section ? { section } : {}) })
   }
   const overlapOf = (ps: ReadonlyArray<Piece>): Array<Piece> => {
     if (overlap === 0) return []
@@ -535,14 +552,14 @@ export const chunkPages = (
     curTokens += (cur.length > 1 ? sepTokens : 0) + piece.tokens
     // BPE counts are not exactly additive: check the real count and move the piece on if needed
     if (cur.length > 1 && curTokens > size - 4) {
-      const exact = tok.count(contentOf(cur))
+      const exact = countOf(cur)
       if (exact > size) {
         cur.pop()
         const tail = overlapOf(cur)
         emit()
-        start(tail.length > 0 && tok.count(contentOf([...tail, piece])) <= size ? tail : [])
+        start(tail.length > 0 && countOf([...tail, piece]) <= size ? tail : [])
         cur.push(piece)
-        curTokens = tok.count(contentOf(cur))
+        curTokens = countOf(cur)
       } else curTokens = exact
     }
   }
