@@ -436,25 +436,19 @@ const memoized = (tok: Tokenizer): Tokenizer => {
 }
 
 /**
- * Chunks pages of Markdown. Returns the chunks and notes (e.g. a table row bigger than the
- * chunk size). Pure; cost is about three tokenizer passes over the text.
+ * The pieces of pages (step 1 of {@link chunkPages}): blocks that fit in a chunk, and the parts
+ * of those that do not (tables between rows, text by sentences, words, characters), each with
+ * its count; a note when table rows exceed the size.
  */
-export const chunkPages = (
+const piecesOf = (
   pages: ReadonlyArray<{ readonly page: number; readonly content: string }>,
-  settings: ChunkSettings,
-  tokenizer: Tokenizer
-): { chunks: Array<ChunkOut>; notes: Array<string> } => {
-  const tok = memoized(tokenizer)
-  const joining = joins(tokenizer)
-  const size = Math.max(8, Math.floor(settings.size))
-  const overlap = Math.max(0, Math.min(Math.floor(settings.overlap), Math.floor(size / 2)))
-  const notes: Array<string> = []
-  const sepTokens = tok.count(joiner)
-
+  size: number,
+  overlap: number,
+  tok: Tokenizer
+): { pieces: Array<Piece>; notes: Array<string> } => {
   let oversizeRows = 0
   let largestRow = 0
   const oversizePages = new Set<number>()
-  // 1. pieces that each fit in a chunk (or are an unsplittable table row)
   const pieces: Array<Piece> = []
   let section: string | undefined
   for (const { content, page } of pages) {
@@ -476,12 +470,28 @@ export const chunkPages = (
       for (const text of parts) pieces.push({ text, tokens: tok.count(text), page, section, kind: block.kind })
     }
   }
+  const notes = oversizeRows === 0 ? [] : [
+    `${oversizeRows} table row(s) (up to ${largestRow} tokens, on page(s) ${[...oversizePages].slice(0, 10).join(", ")}) exceed the chunk size of ${size} tokens and are kept whole`
+  ]
+  return { pieces, notes }
+}
 
-  if (oversizeRows > 0) {
-    notes.push(
-      `${oversizeRows} table row(s) (up to ${largestRow} tokens, on page(s) ${[...oversizePages].slice(0, 10).join(", ")}) exceed the chunk size of ${size} tokens and are kept whole`
-    )
-  }
+/**
+ * Chunks pages of Markdown. Returns the chunks and notes (e.g. a table row bigger than the
+ * chunk size). Pure; cost is about three tokenizer passes over the text.
+ */
+export const chunkPages = (
+  pages: ReadonlyArray<{ readonly page: number; readonly content: string }>,
+  settings: ChunkSettings,
+  tokenizer: Tokenizer
+): { chunks: Array<ChunkOut>; notes: Array<string> } => {
+  const tok = memoized(tokenizer)
+  const joining = joins(tokenizer)
+  const size = Math.max(8, Math.floor(settings.size))
+  const overlap = Math.max(0, Math.min(Math.floor(settings.overlap), Math.floor(size / 2)))
+  const sepTokens = tok.count(joiner)
+  // 1. pieces that each fit in a chunk (or are an unsplittable table row)
+  const { notes, pieces } = piecesOf(pages, size, overlap, tok)
   // 2. pack pieces into chunks
   const chunks: Array<ChunkOut> = []
   let cur: Array<Piece> = []
