@@ -61,7 +61,7 @@ describe.runIf(process.platform === "linux")("extraction processes", () => {
     const script = `
 import { Effect } from "effect"
 import { readFileSync } from "node:fs"
-const LocalFiles = await import(${JSON.stringify(join(repoRoot, "dist", "engines", "LocalFiles.js"))})
+const LocalFiles = await import(${JSON.stringify(join(repoRoot, "dist", "engines", "documents", "LocalFiles.js"))})
 const Upload = await import(${JSON.stringify(join(repoRoot, "dist", "api", "Upload.js"))})
 const file = { name: "big.txt", data: readFileSync(${JSON.stringify(big)}) }
 await Effect.runPromise(Effect.flatMap(Upload.Upload, (u) => u.extractChunks(file, {})).pipe(Effect.provide(LocalFiles.layer({}))))

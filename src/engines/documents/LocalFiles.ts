@@ -17,32 +17,43 @@
  *
  * @since 0.1.0
  */
-import { Duration, Effect, FiberRef, Layer, Redacted, type Scope } from "effect"
-import { randomUUID } from "node:crypto"
-import { mkdir, writeFile } from "node:fs/promises"
-import { basename, join } from "node:path"
+import { Duration, Effect, Layer, type Scope } from "effect"
 import type { ApiHttp } from "../../api/ApiHttp.js"
 import * as Upload from "../../api/Upload.js"
-import * as RagError from "../../RagError.js"
-import { chunkPages, type ChunkOut } from "./internal/chunk/chunker.js"
-import { removeRepeatedLines } from "./internal/chunk/headers.js"
-import { detectLanguage } from "./internal/chunk/language.js"
 import { type TiktokenEncoding, tiktoken, type Tokenizer } from "./internal/chunk/tokenizer.js"
-import { extractDocument, formatOf } from "./internal/extract/index.js"
-import { Isolate, type Lease } from "./internal/extract/isolate.js"
+import { Isolate } from "./internal/extract/isolate.js"
 import { defaultLangPath, shutdownOcr } from "./internal/extract/ocr.js"
-import { ExtractFailure, type Extracted, type ExtractRequest, wireType } from "./internal/extract/types.js"
+import { type ChunkSettings, Extraction, type OcrSettings } from "./internal/files/extraction.js"
+import { checkRequest, resolveCall } from "./internal/files/request.js"
+import { embeddingsResult, finalUnits, standardResult } from "./internal/files/results.js"
+import { save } from "./internal/files/save.js"
 
+/**
+ * Counts tokens the way an embedding model does (the `tokenizer` option).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type { Tokenizer } from "./internal/chunk/tokenizer.js"
 
 // =============================================================================
 // Options
 // =============================================================================
 
-/** Transcribes an audio file (the local engine has no speech model of its own). */
+/**
+ * Transcribes an audio file (the local engine has no speech model of its own).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Speech = (file: Upload.UploadFile) => Effect.Effect<string, Upload.UploadError>
 
-/** Settings of the local engine. Every field is optional. */
+/**
+ * Settings of the local engine. Every field is optional.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Options {
   /** Chunk size in tokens for embeddings mode. Default 512. */
   readonly chunkSize?: number | undefined
@@ -111,123 +122,78 @@ export interface Options {
   readonly defaults?: Upload.UploadOptions | undefined
 }
 
-/** The default chunk size in tokens. */
+/**
+ * The default chunk size in tokens.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultChunkSize = 512
-/** The default chunk overlap in tokens. */
+/**
+ * The default chunk overlap in tokens.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultChunkOverlap = 64
-/** The default per-file time-out. */
+/**
+ * The default per-file time-out.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultTimeout: Duration.Duration = Duration.seconds(120)
-/** The default size up to which plain text is extracted and chunked in this process. */
+/**
+ * The default size up to which plain text is extracted and chunked in this process.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultInProcessBytes = 16 * 1024
 
 // =============================================================================
-// Helpers
+// Service
 // =============================================================================
 
-const endpoint = "local upload"
+/** The extraction processes of `process` isolation (none `inline`), closed with the scope. */
+const processes = (options: Options): Effect.Effect<Isolate | undefined, never, Scope.Scope> =>
+  options.isolation === "inline"
+    ? Effect.as(Effect.addFinalizer(() => Effect.promise(() => shutdownOcr())), undefined)
+    : Effect.acquireRelease(
+      Effect.sync(() =>
+        new Isolate({
+          concurrency: options.concurrency ?? 1,
+          memoryMb: options.memoryMb ?? 2048,
+          recycleMb: options.recycleMb,
+          idleMs: options.processIdle === undefined ? undefined : Duration.toMillis(Duration.decode(options.processIdle))
+        })
+      ),
+      (pool) => Effect.sync(() => pool.close())
+    )
 
-const toError = (file: Upload.UploadFile) => (e: unknown): RagError.ExtractionError => {
-  const f = e instanceof ExtractFailure ? e : new ExtractFailure("processing_failed", (e as Error)?.message ?? String(e))
-  return new RagError.ExtractionError({ file: basename(file.name), reason: f.reason, message: `${basename(file.name)}: ${f.message}` })
+/** The chunking settings: size, overlap, and the tokenizer (loaded once, on first use). */
+const chunking = (options: Options): Effect.Effect<ChunkSettings> => {
+  const configured = options.tokenizer
+  return Effect.map(
+    Effect.cached(
+      typeof configured === "object"
+        ? Effect.succeed(configured)
+        : Effect.promise(() => tiktoken(configured ?? "cl100k_base"))
+    ),
+    (tokenizer) => ({
+      size: options.chunkSize ?? defaultChunkSize,
+      overlap: options.chunkOverlap ?? defaultChunkOverlap,
+      encoding: typeof configured === "object" ? undefined : (configured ?? "cl100k_base"),
+      tokenizer
+    })
+  )
 }
 
-/** Characters (code points) of a string, without materialising an array. */
-const codePoints = (s: string): number => {
-  let low = 0
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i)
-    if (c >= 0xdc00 && c <= 0xdfff) low++
-  }
-  return s.length - low
-}
-
-const firstHeading = (text: string): string | undefined =>
-  /^#{1,6}\s+(.+)$/m.exec(text)?.[1]?.trim()
-
-const firstParagraph = (text: string): string | undefined => {
-  for (const part of text.split(/\n\s*\n/)) {
-    const p = part.replace(/\s+/g, " ").trim()
-    if (p.length > 0 && !p.startsWith("#") && !p.startsWith("|")) return p
-  }
-  return undefined
-}
-
-/** `s` cut to `n` characters (code points) with an ellipsis; `s` itself when it fits. */
-const clip = (s: string, n: number) => {
-  if (s.length <= n) return s // n UTF-16 units are at most n code points
-  let kept = ""
-  let count = 0
-  for (const c of s) {
-    if (++count > n) return kept.trimEnd() + "…"
-    if (count < n) kept += c
-  }
-  return s
-}
-
-/** The resolved options of one call. */
-interface CallOptions {
-  /** Undefined: the local default, PDF pages without a readable text layer only (see ExtractOptions). */
-  readonly enableOcr: boolean | undefined
-  readonly enableVision: boolean | undefined
-  readonly textOnly: boolean
-  readonly visionOnly: boolean
-  readonly pageBased: boolean
-  readonly imagesOnly: boolean
-  readonly removeHeaders: boolean
-  readonly saveAll: boolean
-  readonly password: string | undefined
-}
-
-const resolve = (defaults: Upload.UploadOptions, options: Upload.UploadOptions): CallOptions => {
-  const o = { ...defaults, ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) }
-  return {
-    enableOcr: o.enable_ocr,
-    enableVision: o.enable_vision,
-    textOnly: o.text_only ?? false,
-    visionOnly: o.vision_only ?? false,
-    pageBased: o.page_based ?? false,
-    imagesOnly: o.images_only ?? false,
-    removeHeaders: o.remove_headers ?? true,
-    saveAll: o.save_all ?? false,
-    password: o.password === undefined ? undefined : Redacted.value(o.password)
-  }
-}
-
-/** Spreadsheet chunks name their sheet (`from_sheet`), so that a citation can. */
-const withSheetNames = (
-  chunks: Array<ChunkOut>,
-  format: Extracted["format"],
-  pages: ReadonlyArray<{ readonly page: number; readonly name?: string }>
-): Array<ChunkOut | (ChunkOut & { from_sheet: string })> => {
-  if (format !== "xlsx" && format !== "xls" && format !== "ods") return chunks
-  const names = new Map(pages.flatMap((p) => (p.name !== undefined ? [[p.page, p.name] as const] : [])))
-  return chunks.map((c) => {
-    const name = names.get(c.from_page)
-    return name === undefined ? c : { ...c, from_sheet: name }
-  })
-}
-
-/** Chunks of pages that OCR read say so (`ocr: true`). */
-const withOcr = <C extends ChunkOut>(chunks: Array<C>, doc: Extracted): Array<C | (C & { ocr: true })> => {
-  const read = new Set(doc.units.flatMap((u) => (u.ocr ? [u.page] : [])))
-  return read.size === 0 ? chunks : chunks.map((c) => (read.has(c.from_page) ? { ...c, ocr: true as const } : c))
-}
-
-/** The pages after `remove_headers`, with the document-wide trailer on the last page. */
-const finalUnits = (doc: Extracted, opts: CallOptions, warnings: Array<string>): Array<Upload.PageContent> => {
-  let contents = doc.units.map((u) => u.content)
-  // header/footer removal is about text lines; an images_only page lists images, one per line
-  if (opts.removeHeaders && doc.format === "pdf" && !opts.imagesOnly) {
-    const r = removeRepeatedLines(contents)
-    contents = r.pages
-    if (r.removed > 0) warnings.push(`remove_headers: ${r.removed} repeated header/footer line(s) removed`)
-  }
-  return doc.units.map((u, i) => {
-    let content = contents[i] ?? ""
-    if (doc.trailer && i === doc.units.length - 1) content = content ? `${content}\n\n${doc.trailer}` : doc.trailer
-    return { page: u.page, ...(u.name !== undefined ? { name: u.name } : {}), content }
-  })
-}
+/** The OCR settings: no trained data when OCR is off. */
+const ocrSettings = (options: Options): OcrSettings => ({
+  langPath: options.ocr === false ? undefined : (options.ocrLangPath ?? defaultLangPath()),
+  languages: options.ocrLanguages ?? "eng"
+})
 
 /**
  * A span per call names its file; without the call site's stack trace, which V8 would capture
@@ -235,283 +201,96 @@ const finalUnits = (doc: Extracted, opts: CallOptions, warnings: Array<string>):
  */
 const spanOptions = (file: Upload.UploadFile) => ({ attributes: { file: file.name }, captureStackTrace: false })
 
-// =============================================================================
-// Service
-// =============================================================================
-
 /**
  * Builds the local upload service. The extraction processes (if any) live in the scope.
+ *
+ * @since 0.1.0
+ * @category constructors
  */
 export const make = (options: Options = {}): Effect.Effect<Upload.Service, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const timeoutMs = Duration.toMillis(Duration.decode(options.timeout ?? defaultTimeout))
-    const chunkSize = options.chunkSize ?? defaultChunkSize
-    const chunkOverlap = options.chunkOverlap ?? defaultChunkOverlap
-    const ocrLangPath = options.ocr === false ? undefined : (options.ocrLangPath ?? defaultLangPath())
-    const ocrLanguages = options.ocrLanguages ?? "eng"
     const defaults = options.defaults ?? {}
-    const inProcessBytes = options.inProcessBytes ?? defaultInProcessBytes
-    const isolate =
-      options.isolation === "inline"
-        ? yield* Effect.as(Effect.addFinalizer(() => Effect.promise(() => shutdownOcr())), undefined)
-        : yield* Effect.acquireRelease(
-          Effect.sync(() =>
-            new Isolate({
-              concurrency: options.concurrency ?? 1,
-              memoryMb: options.memoryMb ?? 2048,
-              recycleMb: options.recycleMb,
-              idleMs: options.processIdle === undefined ? undefined : Duration.toMillis(Duration.decode(options.processIdle))
-            })
-          ),
-          (pool) => Effect.sync(() => pool.close())
-        )
-    const configured = options.tokenizer
-    const tokenizer = yield* Effect.cached(
-      typeof configured === "object"
-        ? Effect.succeed(configured)
-        : Effect.promise(() => tiktoken(configured ?? "cl100k_base"))
-    )
+    const extraction = new Extraction({
+      isolate: yield* processes(options),
+      timeoutMs: Duration.toMillis(Duration.decode(options.timeout ?? defaultTimeout)),
+      inProcessBytes: options.inProcessBytes ?? defaultInProcessBytes,
+      ocr: ocrSettings(options),
+      chunking: yield* chunking(options),
+      speech: options.speech
+    })
 
-    /**
-     * The extraction process an embeddings-mode call holds from its extraction to its
-     * chunking (none in standard mode or inline): no other file is served in between.
-     */
-    const leased = FiberRef.unsafeMake<Lease | undefined>(undefined)
-
-    /** Runs `effect` holding one extraction process throughout (`process` isolation). */
-    const holdingProcess = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-      isolate
-        ? Effect.acquireUseRelease(
-          Effect.promise(() => isolate.lease()),
-          (lease) => Effect.locally(effect, leased, lease),
-          (lease) => Effect.sync(() => lease.release())
-        )
-        : effect
-
-    /** The format a file is read as, detected once per file. */
-    const detected = new WeakMap<Upload.UploadFile, ReturnType<typeof formatOf>>()
-    const formatFor = (file: Upload.UploadFile): ReturnType<typeof formatOf> => {
-      if (detected.has(file)) return detected.get(file)
-      const format = formatOf(file.name, file.data, file.type)
-      detected.set(file, format)
-      return format
-    }
-
-    /**
-     * Whether a file is extracted (and chunked) in this process: always with `inline`
-     * isolation, else plain text up to `inProcessBytes` (see there).
-     */
-    const inProcess = (file: Upload.UploadFile): boolean =>
-      isolate === undefined ||
-      (file.data.byteLength > 0 && file.data.byteLength <= inProcessBytes &&
-        ["txt", "markdown", "rst", "asciidoc"].includes(formatFor(file) ?? ""))
-
-    /** Runs the extractor with the time-out, in a child process or inline. */
-    const runExtraction = (file: Upload.UploadFile, req: ExtractRequest) =>
-      (isolate && !inProcess(file)
-        ? Effect.flatMap(FiberRef.get(leased), (lease) =>
-          Effect.tryPromise({ try: (signal) => isolate.run(req, timeoutMs, signal, lease), catch: toError(file) }))
-        : isolate
-        // small plain text (inProcess): bounded work that no time-out could interrupt anyway
-        ? Effect.tryPromise({ try: () => extractDocument(req), catch: toError(file) })
-        : Effect.tryPromise({ try: () => extractDocument(req), catch: toError(file) }).pipe(
-          Effect.timeoutFail({
-            duration: Duration.millis(timeoutMs),
-            onTimeout: () => toError(file)(new ExtractFailure("timeout", `the extraction did not finish within ${timeoutMs / 1000} s`))
-          })
-        ))
-
-    /**
-     * Chunks the pages of a file: in an extraction process under the per-file time-out when
-     * the tokenizer is a tiktoken encoding name, else here.
-     */
-    const chunkFile = (file: Upload.UploadFile, pages: ReadonlyArray<Upload.PageContent>) =>
-      isolate && typeof configured !== "object" && !inProcess(file)
-        ? Effect.flatMap(FiberRef.get(leased), (lease) =>
-          Effect.tryPromise({
-            try: (signal) =>
-              isolate.chunk(
-                {
-                  pages: pages.map((p) => ({ page: p.page, content: p.content })),
-                  size: chunkSize,
-                  overlap: chunkOverlap,
-                  encoding: configured ?? "cl100k_base"
-                },
-                timeoutMs,
-                signal,
-                lease
-              ),
-            catch: toError(file)
-          }))
-        : Effect.map(tokenizer, (tok) => chunkPages(pages, { size: chunkSize, overlap: chunkOverlap }, tok))
-
-    /** Extracts a file to the document model (audio through the speech service). */
-    const extractDoc = (
-      file: Upload.UploadFile,
-      opts: CallOptions
-    ): Effect.Effect<{ doc: Extracted; warnings: Array<string> }, Upload.UploadError> =>
+    /** The checked request, its document and the pages after `remove_headers`. */
+    const read = (file: Upload.UploadFile, callOptions: Upload.UploadOptions) =>
       Effect.gen(function*() {
-        yield* Upload.checkSize(endpoint, file)
-        if (opts.textOnly && opts.imagesOnly) {
-          return yield* new RagError.InvalidRequest({
-            endpoint,
-            path: "images_only",
-            message: `${endpoint}: text_only and images_only exclude each other`
-          })
-        }
-        if (opts.visionOnly) {
-          return yield* new RagError.ExtractionError({
-            file: basename(file.name),
-            reason: "unsupported",
-            message: `${basename(file.name)}: vision_only needs a vision model, and the local engine has none configured`
-          })
-        }
-        const warnings: Array<string> = []
-        const format = formatFor(file)
-        if (format === "audio") {
-          if (!options.speech) {
-            return yield* toError(file)(
-              new ExtractFailure(
-                "speech_unavailable",
-                "audio needs a speech-recognition service and none is configured for the local engine (see LocalFiles `speech`)"
-              )
-            )
-          }
-          const transcript = yield* options.speech(file)
-          return { doc: { format: "audio", units: [{ page: 1, content: transcript }], warnings: [] } as Extracted, warnings }
-        }
-        if (format === "image" && opts.enableOcr && !opts.imagesOnly) {
-          // the header's dimensions, here: an image bomb waits for no extraction process
-          yield* Effect.tryPromise({
-            try: async () => (await import("./internal/extract/image.js")).checkHeader(file.data),
-            catch: toError(file)
-          })
-        }
-        if (opts.enableVision === true || (opts.enableVision === undefined && (format === "image" || format === "svg"))) {
-          warnings.push("enable_vision: no vision model is configured for the local engine; images are not described")
-        }
-        const doc = yield* runExtraction(file, {
-          name: basename(file.name),
-          type: file.type,
-          data: file.data,
-          options: {
-            enableOcr: opts.enableOcr,
-            imagesOnly: opts.imagesOnly,
-            textOnly: opts.textOnly,
-            password: opts.password,
-            ocrLangPath,
-            ocrLanguages,
-            timeBudgetMs: timeoutMs
-          }
-        })
-        if (opts.pageBased && (doc.format === "docx" || doc.format === "odt")) {
-          warnings.push(`page_based: a${doc.format === "odt" ? "n ODT" : " DOCX"} has no fixed pages; its content is one unit (page 1)`)
-        }
-        return { doc, warnings: [...warnings, ...doc.warnings] }
+        const opts = resolveCall(defaults, callOptions)
+        yield* checkRequest(file, opts)
+        const { doc, warnings } = yield* extraction.document(file, opts)
+        return { opts, doc, warnings, pages: finalUnits(doc, opts, warnings) }
       })
 
-    /** `save_all`: keeps the raw file and the result in `saveDir/<time>-<id>/`. */
-    const save = (file: Upload.UploadFile, opts: CallOptions, result: unknown, warnings: Array<string>) =>
-      !opts.saveAll ? Effect.void : Effect.gen(function*() {
-        if (!options.saveDir) {
-          warnings.push("save_all: no save directory is configured for the local engine (LocalFiles saveDir); nothing was saved")
-          return
-        }
-        const dir = join(options.saveDir, `${new Date().toISOString().replace(/[:.]/g, "-")}-${randomUUID().slice(0, 8)}`)
-        const name = basename(file.name).replace(/[^\p{L}\p{N}._ -]/gu, "_") || "file"
-        yield* Effect.tryPromise(async () => {
-          await mkdir(dir, { recursive: true })
-          await writeFile(join(dir, name), file.data)
-          await writeFile(join(dir, "result.json"), JSON.stringify(result, null, 2))
-        }).pipe(
-          Effect.catchAll((e) =>
-            Effect.sync(() => warnings.push(`save_all: could not save to ${options.saveDir}: ${(e.error as Error)?.message ?? e}`))
-          )
-        )
-      })
-
-    const standard = (file: Upload.UploadFile, options: Upload.UploadOptions = {}) =>
+    const standard = (file: Upload.UploadFile, callOptions: Upload.UploadOptions = {}) =>
       Effect.gen(function*() {
-        const opts = resolve(defaults, options)
-        const { doc, warnings } = yield* extractDoc(file, opts)
-        const pages = finalUnits(doc, opts, warnings)
-        const content = doc.images && opts.imagesOnly ? doc.images.join("\n") : pages.map((p) => p.content).filter(Boolean).join("\n\n")
-        const base: Upload.StandardResult = {
-          status: true,
-          content,
-          type: wireType(doc.format),
-          format: doc.format,
-          error: "",
-          ...(opts.pageBased ? { pages } : {})
-        }
-        yield* save(file, opts, base, warnings)
+        const { doc, opts, pages, warnings } = yield* read(file, callOptions)
+        const base = standardResult(doc, opts, pages)
+        yield* save(options.saveDir, opts.saveAll, file, base, warnings)
         return warnings.length > 0 ? { ...base, warnings } : base
       })
 
-    const extract = (file: Upload.UploadFile, options?: Upload.UploadOptions) =>
-      standard(file, options).pipe(Effect.withSpan("LocalFiles.extract", spanOptions(file)))
-
-    const files = (file: Upload.UploadFile, options?: Upload.UploadOptions) =>
-      standard(file, options).pipe(Effect.withSpan("LocalFiles.files", spanOptions(file)))
-
-    const extractChunks = (file: Upload.UploadFile, options: Upload.UploadOptions = {}) =>
+    const extractChunks = (file: Upload.UploadFile, callOptions: Upload.UploadOptions = {}) =>
       Effect.gen(function*() {
-        const opts = resolve(defaults, options)
-        const { doc, warnings } = yield* extractDoc(file, opts)
-        const pages = finalUnits(doc, opts, warnings)
-        const { chunks, notes } = yield* chunkFile(file, pages)
+        const { doc, opts, pages, warnings } = yield* read(file, callOptions)
+        const { chunks, notes } = yield* extraction.chunk(file, pages)
         warnings.push(...notes)
-        const text = pages.map((p) => p.content).join("\n\n")
-        const title = doc.title ?? firstHeading(text) ?? firstParagraph(text)
-        const description = doc.description ?? firstParagraph(text)
-        const result: Upload.EmbeddingsResult = {
-          id: `chunks-${randomUUID()}`,
-          object: "chunks",
-          created: Math.floor(Date.now() / 1000),
-          data: {
-            success: true,
-            data: {
-              metadata: {
-                title: title ? clip(title, 200) : "",
-                description: description ? clip(description, 300) : "",
-                language: detectLanguage(text),
-                ...(doc.metadata ? { properties: { ...doc.metadata } } : {})
-              },
-              chunks: withOcr(withSheetNames(chunks as Array<ChunkOut>, doc.format, pages), doc)
-            }
-          },
-          usage: {
-            total_chunks: chunks.length,
-            total_extracted_text: codePoints(text),
-            total_tokens: chunks.reduce((n, c) => n + c.total_tokens, 0),
-            total_pages: doc.pageCount ?? pages.length
-          },
-          type: wireType(doc.format),
-          format: doc.format,
-          error: ""
-        }
-        yield* save(file, opts, result, warnings)
+        const result = embeddingsResult(doc, pages, chunks)
+        yield* save(options.saveDir, opts.saveAll, file, result, warnings)
         return warnings.length > 0 ? { ...result, warnings } : result
       }).pipe(
         // one process from extraction to chunking: a queue of other files does not wait in between
-        (effect) => typeof configured === "object" || inProcess(file) ? effect : holdingProcess(effect),
+        (effect) => extraction.holdsProcess(file) ? extraction.holdingProcess(effect) : effect,
         Effect.withSpan("LocalFiles.extractChunks", spanOptions(file))
       )
 
-    return Upload.Upload.of({ extract, extractChunks, files })
+    return Upload.Upload.of({
+      extract: (file, callOptions) => standard(file, callOptions).pipe(Effect.withSpan("LocalFiles.extract", spanOptions(file))),
+      extractChunks,
+      files: (file, callOptions) => standard(file, callOptions).pipe(Effect.withSpan("LocalFiles.files", spanOptions(file)))
+    })
   })
 
 // =============================================================================
 // Layers
 // =============================================================================
 
-/** The local engine as the {@link Upload.Upload} service. */
+/**
+ * The local engine as the {@link Upload.Upload} service.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import * as LocalFiles from "effect-rag/LocalFiles"
+ * import * as Upload from "effect-rag/Upload"
+ *
+ * const program = Effect.gen(function*() {
+ *   const upload = yield* Upload.Upload
+ *   const file = { name: "notes.md", data: new TextEncoder().encode("# Notes\n\nHello.") }
+ *   return yield* upload.extractChunks(file)
+ * })
+ *
+ * Effect.runPromise(program.pipe(Effect.provide(LocalFiles.layer({ chunkSize: 256 }))))
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = (options: Options = {}): Layer.Layer<Upload.Upload> =>
   Layer.scoped(Upload.Upload, make(options))
 
 /**
  * The local engine, with audio sent to the remote upload endpoint for transcription (the only
  * thing it sends there).
+ *
+ * @since 0.1.0
+ * @category layers
  */
 export const layerWithRemoteSpeech = (options: Omit<Options, "speech"> = {}): Layer.Layer<Upload.Upload, never, ApiHttp> =>
   Layer.scoped(

@@ -70,10 +70,79 @@ const bounded = (count: (text: string) => number) => (text: string): number => {
   return from === 0 ? count(text) : total + (from < text.length ? count(text.slice(from)) : 0)
 }
 
+/**
+ * A tokenizer that can also count two texts joined by a blank line from their own counts (see
+ * {@link blankLineJoin}): the tiktoken encodings here.
+ */
+export interface JoiningTokenizer extends Tokenizer {
+  /**
+   * `count(left + "\n\n" + right) - count(left) - count(right)`, when the characters at the
+   * join decide it; undefined when they do not (the caller then counts the joined text).
+   */
+  readonly blankLineJoin: (left: string, right: string) => number | undefined
+}
+
+/** Whether `tok` can count blank-line joins from the parts' counts. */
+export const joins = (tok: Tokenizer): tok is JoiningTokenizer =>
+  typeof (tok as Partial<JoiningTokenizer>).blankLineJoin === "function"
+
+const isAsciiAlnum = (c: number): boolean => (c >= 48 && c <= 57) || ((c | 0x20) >= 97 && (c | 0x20) <= 122)
+/** ASCII punctuation and symbols: outside `\s`, `\p{L}` and `\p{N}` in both encodings' split patterns. */
+const isAsciiPunct = (c: number): boolean => c > 32 && c < 127 && !isAsciiAlnum(c)
+
+/** Trailing punctuation runs longer than this are counted joined rather than reasoned about. */
+const maxTail = 64
+
+/**
+ * {@link JoiningTokenizer.blankLineJoin} for the tiktoken encodings (cl100k_base, o200k_base).
+ * Both split text into pieces with a regular expression (no look-behind) and merge bytes only
+ * within a piece, so a count is the sum of its pieces' counts, and a join changes only the pieces
+ * that touch it. With `left` ending and `right` starting in an ASCII character other than
+ * whitespace (and `right` not starting with `/`, which o200k's punctuation piece takes after
+ * newlines), the blank line is one piece `\n\n` that ends where `right` starts, so `right`
+ * splits as it does alone; `left` splits as alone except its last piece: after a letter or digit
+ * nothing changes (the blank line adds `count("\n\n")`), after a run of punctuation (with the
+ * space before it, if any) the run takes the newlines (` ?[^\s\p{L}\p{N}]+[\r\n]*`), which
+ * adds `count(run + "\n\n") - count(run)`. Texts with a run the counter slices (see
+ * {@link maxRunChars}) are left to the caller. `test/engines/tokenizer.test.ts` checks the sum
+ * against the count of the joined text on real documents for both encodings.
+ */
+const blankLineJoin = (count: (text: string) => number) => {
+  const blankLine = count("\n\n")
+  const tails = new Map<string, number>()
+  return (left: string, right: string): number | undefined => {
+    if (left.length === 0 || right.length === 0) return undefined
+    const first = right.charCodeAt(0)
+    if (first === 47 || !(isAsciiAlnum(first) || isAsciiPunct(first))) return undefined
+    const last = left.charCodeAt(left.length - 1)
+    const punct = isAsciiPunct(last)
+    if (!punct && !isAsciiAlnum(last)) return undefined
+    if ((left.length > maxRunChars && hasLongRun(left)) || (right.length > maxRunChars && hasLongRun(right))) return undefined
+    if (!punct) return blankLine
+    let from = left.length - 1
+    while (from > 0 && left.length - from <= maxTail && isAsciiPunct(left.charCodeAt(from - 1))) from--
+    if (left.length - from > maxTail) return undefined
+    if (from > 0) {
+      const before = left.charCodeAt(from - 1)
+      if (before === 32) from--
+      else if (!isAsciiAlnum(before)) return undefined
+    }
+    const tail = left.slice(from)
+    let delta = tails.get(tail)
+    if (delta === undefined) {
+      delta = count(tail + "\n\n") - count(tail)
+      if (tails.size >= 4096) tails.clear()
+      tails.set(tail, delta)
+    }
+    return delta
+  }
+}
+
 /** Loads a tiktoken encoding (no network: the ranks are part of the package). */
-export const tiktoken = async (encoding: TiktokenEncoding = "cl100k_base"): Promise<Tokenizer> => {
+export const tiktoken = async (encoding: TiktokenEncoding = "cl100k_base"): Promise<JoiningTokenizer> => {
   const { countTokens } = encoding === "o200k_base"
     ? await import("gpt-tokenizer/encoding/o200k_base")
     : await import("gpt-tokenizer/encoding/cl100k_base")
-  return { name: encoding, count: bounded((text) => countTokens(text, asText)) }
+  const count = bounded((text) => countTokens(text, asText))
+  return { name: encoding, count, blankLineJoin: blankLineJoin(count) }
 }
