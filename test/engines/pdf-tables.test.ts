@@ -1,7 +1,7 @@
 /**
  * PDF tables come out as Markdown tables, with the page's other text in reading order around
- * them: a ruled table with a multi-line cell, an unruled table, a table that breaks across pages
- * with its header row repeated (one table, the header once), and two columns of prose that must
+ * them: a ruled table with a multi-line cell, an unruled table, an unruled table whose narrow
+ * columns break words, a table that breaks across pages with its header row repeated (one table, the header once), and two columns of prose that must
  * stay prose. The PDFs were made once by LibreOffice from the flat ODT sources beside them
  * (test/fixtures/pdf-tables/README.md); the expected cells are those of the sources.
  */
@@ -75,6 +75,23 @@ layer(LocalFiles.layer({ isolation: "inline", timeout: "60 seconds" }))("PDF tab
       const at = positions(content, ["Register of samples", table, "End of the register."])
       expect(ascending(at)).toBe(true)
       expect(content.split("| Sample | Site | Weight |").length - 1).toBe(1)
+    }))
+
+  it.effect("words broken inside narrow columns are whole again; a line of two parts under the table is not a row", () =>
+    Effect.gen(function*() {
+      const upload = yield* Upload.Upload
+      const { content } = yield* upload.extract(file("narrow-unruled-table.pdf"))
+      const table = [
+        "| Observation | Time | Censored | Treatment | Survival |",
+        "| --- | --- | --- | --- | --- |",
+        "| 1 | 10.00000 | 1 | 1 | 0.9787 |",
+        "| 2 | 12.00000 | 0 | 1 | 0.9574 |",
+        "| 3 | 14.00000 | 1 | 2 | 0.9362 |",
+        "| 4 | 15.00000 | 0 | 2 | 0.9149 |"
+      ].join("\n")
+      const at = positions(content, ["Survival times by treatment", table, "Source: lab"])
+      expect(ascending(at)).toBe(true)
+      expect(content).toContain(`${table}\n\nSource: lab`)
     }))
 
   it.effect("two columns of prose are not a table", () =>
