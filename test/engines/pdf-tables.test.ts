@@ -1,7 +1,7 @@
 /**
  * PDF tables come out as Markdown tables, with the page's other text in reading order around
- * them: a ruled table with a multi-line cell, an unruled table, an unruled table whose narrow
- * columns break words, a table that breaks across pages with its header row repeated (one table, the header once), and two columns of prose that must
+ * them: a ruled table with a multi-line cell, a ruled table of two-line cells with a shadowed
+ * header, an unruled table, an unruled table whose narrow columns break words, a table that breaks across pages with its header row repeated (one table, the header once), and two columns of prose that must
  * stay prose. The PDFs were made once by LibreOffice from the flat ODT sources beside them
  * (test/fixtures/pdf-tables/README.md); the expected cells are those of the sources.
  */
@@ -92,6 +92,20 @@ layer(LocalFiles.layer({ isolation: "inline", timeout: "60 seconds" }))("PDF tab
       const at = positions(content, ["Survival times by treatment", table, "Source: lab"])
       expect(ascending(at)).toBe(true)
       expect(content).toContain(`${table}\n\nSource: lab`)
+    }))
+
+  it.effect("a ruled table written cell by cell, every cell of two lines and the header drawn twice (a text shadow)", () =>
+    Effect.gen(function*() {
+      const upload = yield* Upload.Upload
+      const { content } = yield* upload.extract(file("ruled-two-line-cells.pdf"))
+      const table = [
+        "| Site name | Start date | Patients enrolled |",
+        "| --- | --- | --- |",
+        "| North clinic | March 2021 | 120 adults |",
+        "| River hospital | June 2021 | 85 adults |",
+        "| Hill centre | May 2022 | 42 children |"
+      ].join("\n")
+      expect(content).toBe(`Trial sites\n\n${table}\n\nEnrolment closed at the end of 2022.`)
     }))
 
   it.effect("two columns of prose are not a table", () =>

@@ -289,7 +289,7 @@ const runsOn = (a: TextLine, b: TextLine, width: number): boolean => {
   return /^[-+]?\p{N}*[.,]?\p{N}*$/u.test(a.text) && /\p{N}/u.test(a.text) && /^\p{N}+$/u.test(b.text) && b.x1 - b.x0 < w * 0.75
 }
 
-/** A cell's text from its lines, one line after the other ({@link runsOn}); `width`: the column's widest line. */
+/** A cell's text from its lines, one line after the other ({@link runsOn}); `width`: the room in its column. */
 const joinLines = (lines: ReadonlyArray<TextLine>, width: number): string =>
   lines.reduce((out, l, i) => (i === 0 ? l.text : out + (runsOn(lines[i - 1]!, l, width) ? "" : " ") + l.text), "")
 
@@ -300,10 +300,20 @@ const cellText = <I extends PositionedItem>(boxes: ReadonlyArray<Box<I>>): strin
 }
 
 /** The texts of a grid of cells (rows of columns of items), each column's widest line known to its cells. */
-const gridText = <I extends PositionedItem>(grid: ReadonlyArray<ReadonlyArray<ReadonlyArray<Box<I>>>>): Array<Array<string>> => {
-  const widths = columnWidths(grid)
-  return grid.map((row) => row.map((cell, c) => joinLines(cellLines(cell), widths[c]!)))
-}
+const gridText = <I extends PositionedItem>(
+  grid: ReadonlyArray<ReadonlyArray<ReadonlyArray<Box<I>>>>,
+  widths: ReadonlyArray<number> = columnWidths(grid)
+): Array<Array<string>> => grid.map((row) => row.map((cell, c) => joinLines(cellLines(cell), widths[c]!)))
+
+/**
+ * The room for text in each column between ruled edges `xs`: the column's width less its
+ * text's inset from the left edge on both sides (the cell padding).
+ */
+const ruledWidths = <I extends PositionedItem>(grid: ReadonlyArray<ReadonlyArray<ReadonlyArray<Box<I>>>>, xs: ReadonlyArray<number>): Array<number> =>
+  xs.slice(1).map((right, c) => {
+    const inset = Math.min(...grid.flatMap((row) => (row[c] ?? []).map((b) => b.x0 - xs[c]!)))
+    return right - xs[c]! - 2 * Math.max(0, Number.isFinite(inset) ? inset : 0)
+  })
 
 const rtl = /[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]/gu
 const ltr = /[A-Za-z\u00c0-\u024f\u0370-\u03ff\u0400-\u04ff]/g
@@ -375,8 +385,9 @@ const gridTable = <I extends PositionedItem>(grid: Grid, boxes: ReadonlyArray<Bo
     if (c < 0 || r < 0 || r >= grid.ys.length - 1) continue
     cells.set(`${r},${c}`, [...(cells.get(`${r},${c}`) ?? []), b])
   }
+  const boxGrid = Array.from({ length: grid.ys.length - 1 }, (_, r) => Array.from({ length: xs.length - 1 }, (_, c) => cells.get(`${r},${c}`) ?? []))
   const rows = logicalOrder(compact(
-    gridText(Array.from({ length: grid.ys.length - 1 }, (_, r) => Array.from({ length: xs.length - 1 }, (_, c) => cells.get(`${r},${c}`) ?? [])))
+    gridText(boxGrid, grid.vertical ? ruledWidths(boxGrid, xs) : undefined)
   ))
   if (rows.length < 2 || (rows[0]?.length ?? 0) < 2 || !isDense(rows)) return undefined
   return { table: { x0, x1, top, bottom, ruled: true, rows }, used: new Set(inside) }
@@ -566,6 +577,21 @@ const unruledTables = <I extends PositionedItem>(lines: ReadonlyArray<Line<I>>):
 /** A page as parts in reading order: runs of text items, and tables. */
 export type Part<I> = { readonly kind: "text"; readonly items: Array<I> } | { readonly kind: "table"; readonly table: Table }
 
+/**
+ * The items without those drawn again over themselves (the same text at the same place, within
+ * about a point: a shadow or bold effect drawn twice), which would read twice.
+ */
+const once = <I extends PositionedItem>(items: ReadonlyArray<I>): Array<I> => {
+  const seen = new Set<string>()
+  const key = (i: I, dx: number, dy: number) => `${i.str}\u0000${Math.round(i.transform[4] ?? 0) + dx},${Math.round(i.transform[5] ?? 0) + dy}`
+  return items.filter((i) => {
+    if (i.str.trim() === "") return true
+    if ([-1, 0, 1].some((dx) => [-1, 0, 1].some((dy) => seen.has(key(i, dx, dy))))) return false
+    seen.add(key(i, 0, 0))
+    return true
+  })
+}
+
 /** The tables of a page and the items they do not take. */
 export const findTables = <I extends PositionedItem>(items: ReadonlyArray<I>, rules: ReadonlyArray<Rule>): { tables: Array<Table>; rest: Array<I> } => {
   const upright = (i: I) => Math.abs(i.transform[1] ?? 0) < 1e-6 && Math.abs(i.transform[2] ?? 0) < 1e-6
@@ -593,7 +619,7 @@ export const findTables = <I extends PositionedItem>(items: ReadonlyArray<I>, ru
  * below it (an item beside a table goes before or after it by its height on the page).
  */
 export const pageParts = <I extends PositionedItem>(items: ReadonlyArray<I>, rules: ReadonlyArray<Rule>): Array<Part<I>> => {
-  const { tables, rest } = findTables(items, rules)
+  const { tables, rest } = findTables(once(items), rules)
   if (tables.length === 0) return [{ kind: "text", items: [...items] }]
   const sorted = [...tables].sort((a, b) => b.top - a.top)
   const parts: Array<Part<I>> = []

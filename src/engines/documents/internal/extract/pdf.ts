@@ -90,12 +90,17 @@ const pageText = (items: ReadonlyArray<TextItem>): string =>
     // digit after the break keeps the hyphen ("Stuttgart-\nHohenheim")
     .replace(/(\p{Ll})-\n(\p{Ll})/gu, "$1$2")
 
-/** Whether any two lines of the page have a gap of a line height between two items: a table may be there. */
+/**
+ * Whether any two lines of the page have a gap of a line height between two items: a table may
+ * be there. Items are taken by position (a table's cells are often written cell by cell, so two
+ * items of a row are seldom next to each other in the content stream).
+ */
 const mayHaveTable = (items: ReadonlyArray<TextItem>): boolean => {
   const gaps = new Set<number>()
   let last: TextItem | undefined
-  for (const item of items) {
-    if (item.str.trim() === "") continue
+  const row = (i: TextItem) => Math.round(i.transform[5] ?? 0)
+  const byPosition = items.filter((i) => i.str.trim() !== "").sort((a, b) => row(b) - row(a) || (a.transform[4] ?? 0) - (b.transform[4] ?? 0))
+  for (const item of byPosition) {
     const h = Math.abs(item.height || item.transform[3] || 0) || 10
     const y = item.transform[5] ?? 0
     const x = item.transform[4] ?? 0
