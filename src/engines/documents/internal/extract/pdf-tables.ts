@@ -646,3 +646,19 @@ const sameRow = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) => a.length
  */
 export const continues = (prev: Table, next: Table): boolean =>
   prev.rows[0] !== undefined && next.rows[0] !== undefined && sameRow(prev.rows[0], next.rows[0]) && next.rows.length > 1
+
+/**
+ * The rows of `prev` and of `next` (which {@link continues} it) as one table, the header once. A
+ * row split by the page break (the first row after the repeated header has no text in its first
+ * column, the last row of `prev` has) is one row again, its cells' texts joined.
+ */
+export const joinedRows = (prev: Table, next: Table): Array<Array<string>> => {
+  const body = next.rows.slice(1)
+  const last = prev.rows[prev.rows.length - 1]!
+  const first = body[0]
+  if (prev.rows.length > 1 && first && first[0] === "" && last[0] !== "" && first.length === last.length && first.some((c) => c !== "")) {
+    const merged = last.map((c, i) => [c, first[i]!].filter((t) => t !== "").join(" "))
+    return [...prev.rows.slice(0, -1), merged, ...body.slice(1)]
+  }
+  return [...prev.rows, ...body]
+}

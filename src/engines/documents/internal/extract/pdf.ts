@@ -9,7 +9,7 @@ import { createHash } from "node:crypto"
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
 import { readingOrder } from "./layout.js"
-import { continues, isGlyphSoup, type Part, pageParts, type Rule, rulesOf, tableMarkdown } from "./pdf-tables.js"
+import { continues, isGlyphSoup, joinedRows, type Part, pageParts, type Rule, rulesOf, tableMarkdown } from "./pdf-tables.js"
 import { recognize, unavailable } from "./ocr.js"
 import { type TextLayer, textLayer } from "./textlayer.js"
 import { ExtractFailure, type Extracted, type ExtractOptions, limits, type Unit } from "./types.js"
@@ -144,7 +144,7 @@ const joinContinued = (units: Array<Unit>, pages: ReadonlyArray<Array<Part<TextI
     const last = holder?.[holder.length - 1]
     const first = parts[0]
     if (open !== undefined && holder && last?.kind === "table" && first?.kind === "table" && continues(last.table, first.table)) {
-      holder[holder.length - 1] = { kind: "table", table: { ...last.table, rows: [...last.table.rows, ...first.table.rows.slice(1)] } }
+      holder[holder.length - 1] = { kind: "table", table: { ...last.table, rows: joinedRows(last.table, first.table) } }
       parts.shift()
       units[open] = { ...units[open]!, content: partsText(holder) + suffix[open] }
       units[i] = { ...units[i]!, content: (partsText(parts) + suffix[i]).replace(/^\n+/, "") }
