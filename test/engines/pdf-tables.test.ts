@@ -1,7 +1,8 @@
 /**
  * PDF tables come out as Markdown tables, with the page's other text in reading order around
- * them: a ruled table with a multi-line cell, an unruled table, a table that breaks across pages
- * with its header row repeated (one table, the header once), and two columns of prose that must
+ * them: a ruled table with a multi-line cell, a ruled table of two-line cells with a shadowed
+ * header, an unruled table, an unruled table whose narrow columns break words, a row broken by
+ * a page break, a table that breaks across pages with its header row repeated (one table, the header once), and two columns of prose that must
  * stay prose. The PDFs were made once by LibreOffice from the flat ODT sources beside them
  * (test/fixtures/pdf-tables/README.md); the expected cells are those of the sources.
  */
@@ -75,6 +76,51 @@ layer(LocalFiles.layer({ isolation: "inline", timeout: "60 seconds" }))("PDF tab
       const at = positions(content, ["Register of samples", table, "End of the register."])
       expect(ascending(at)).toBe(true)
       expect(content.split("| Sample | Site | Weight |").length - 1).toBe(1)
+    }))
+
+  it.effect("words broken inside narrow columns are whole again; a line of two parts under the table is not a row", () =>
+    Effect.gen(function*() {
+      const upload = yield* Upload.Upload
+      const { content } = yield* upload.extract(file("narrow-unruled-table.pdf"))
+      const table = [
+        "| Observation | Time | Censored | Treatment | Survival |",
+        "| --- | --- | --- | --- | --- |",
+        "| 1 | 10.00000 | 1 | 1 | 0.9787 |",
+        "| 2 | 12.00000 | 0 | 1 | 0.9574 |",
+        "| 3 | 14.00000 | 1 | 2 | 0.9362 |",
+        "| 4 | 15.00000 | 0 | 2 | 0.9149 |"
+      ].join("\n")
+      const at = positions(content, ["Survival times by treatment", table, "Source: lab"])
+      expect(ascending(at)).toBe(true)
+      expect(content).toContain(`${table}\n\nSource: lab`)
+    }))
+
+  it.effect("a ruled table written cell by cell, every cell of two lines and the header drawn twice (a text shadow)", () =>
+    Effect.gen(function*() {
+      const upload = yield* Upload.Upload
+      const { content } = yield* upload.extract(file("ruled-two-line-cells.pdf"))
+      const table = [
+        "| Site name | Start date | Patients enrolled |",
+        "| --- | --- | --- |",
+        "| North clinic | March 2021 | 120 adults |",
+        "| River hospital | June 2021 | 85 adults |",
+        "| Hill centre | May 2022 | 42 children |"
+      ].join("\n")
+      expect(content).toBe(`Trial sites\n\n${table}\n\nEnrolment closed at the end of 2022.`)
+    }))
+
+  it.effect("a row broken by the page break is one row of the table that goes on, the header once", () =>
+    Effect.gen(function*() {
+      const upload = yield* Upload.Upload
+      const { content } = yield* upload.extract(file("row-across-pages.pdf"))
+      const rows = content.split("\n").filter((l) => l.startsWith("|"))
+      expect(rows.filter((l) => l === "| Incident | Account |")).toHaveLength(1)
+      expect(rows.slice(2).map((l) => /^\| (Incident \d+) \|/.exec(l)?.[1])).toEqual(Array.from({ length: 12 }, (_, i) => `Incident ${i + 1}`))
+      // the row the page breaks (its text goes on after the header repeated on the next page)
+      const row4 = rows.find((l) => l.startsWith("| Incident 4 |"))!
+      expect(row4).toMatch(/^\| Incident 4 \| The register shows that damage was worst .* leaning towards the river\. The survey of the northern orchards .* Each team walked .* after the winter storms\. \|$/)
+      const at = positions(content, ["Incident log", "| Incident 1 |", "| Incident 12 |", "End of the log."])
+      expect(ascending(at)).toBe(true)
     }))
 
   it.effect("two columns of prose are not a table", () =>

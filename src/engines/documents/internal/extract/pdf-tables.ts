@@ -241,8 +241,15 @@ const gridOf = (rules: ReadonlyArray<Rule>): Grid | undefined => {
 // Cells
 // =============================================================================
 
-/** A cell's text: its items as lines (top to bottom, left to right), hyphenated words joined. */
-const cellText = <I extends PositionedItem>(boxes: ReadonlyArray<Box<I>>): string => {
+/** A line of a cell's text and its extent. */
+interface TextLine {
+  readonly text: string
+  readonly x0: number
+  readonly x1: number
+}
+
+/** A cell's items as lines of text (top to bottom, left to right), glyph soup left out. */
+const cellLines = <I extends PositionedItem>(boxes: ReadonlyArray<Box<I>>): Array<TextLine> => {
   const sorted = [...boxes].sort((a, b) => b.base - a.base || a.x0 - b.x0)
   const lines: Array<Array<Box<I>>> = []
   for (const b of sorted) {
@@ -254,19 +261,59 @@ const cellText = <I extends PositionedItem>(boxes: ReadonlyArray<Box<I>>): strin
     .map((l) => {
       let out = ""
       let end: number | undefined
-      for (const b of l.sort((a, c) => a.x0 - c.x0)) {
+      const seen = l.filter(visible).sort((a, c) => a.x0 - c.x0)
+      for (const b of seen) {
         if (end !== undefined && b.x0 - end > b.h * 0.15 && !out.endsWith(" ") && !b.item.str.startsWith(" ")) out += " "
         out += b.item.str
         end = b.x1
       }
-      return out.replace(/\s+/g, " ").trim()
+      const text = out.replace(/\s+/g, " ").trim()
+      return { text, x0: Math.min(...seen.map((b) => b.x0)), x1: Math.max(...seen.map((b) => b.x1)) }
     })
-    .filter((l) => l !== "" && !isGlyphSoup(l))
-    .join("\n")
-    // a cell's text wraps at its hyphens: "Chi-\nSquare" is one word again, its hyphen kept
-    .replace(/(\p{L})-\n(\p{L})/gu, "$1-$2")
-    .replace(/\n/g, " ")
+    .filter((l) => l.text !== "" && !isGlyphSoup(l.text))
 }
+
+/**
+ * Whether a cell's line `b` goes on with the word that ends line `a`, with no space: `a` ends
+ * in a hyphen after a letter or digit (or is a minus sign) and `b` starts with one ("Chi-" and
+ * "Square", "-" and "10.98"); or `a` is one word as wide as the column's widest line (within a
+ * character), broken there for lack of room: it ends in a letter and `b` starts in lower case
+ * ("Surviv" and "al"), or it is a number and `b` a narrower run of digits ("0.000" and "0",
+ * "39524." and "5"; two numbers stacked in a cell, "11:20" over "11:25", stay apart).
+ */
+const runsOn = (a: TextLine, b: TextLine, width: number): boolean => {
+  if (/(?:^|[\p{L}\p{N}])-$/u.test(a.text) && /^[\p{L}\p{N}]/u.test(b.text)) return true
+  const w = a.x1 - a.x0
+  if (/\s/.test(a.text) || w < width - w / a.text.length) return false
+  if (/\p{L}$/u.test(a.text) && /^\p{Ll}/u.test(b.text)) return true
+  return /^[-+]?\p{N}*[.,]?\p{N}*$/u.test(a.text) && /\p{N}/u.test(a.text) && /^\p{N}+$/u.test(b.text) && b.x1 - b.x0 < w * 0.75
+}
+
+/** A cell's text from its lines, one line after the other ({@link runsOn}); `width`: the room in its column. */
+const joinLines = (lines: ReadonlyArray<TextLine>, width: number): string =>
+  lines.reduce((out, l, i) => (i === 0 ? l.text : out + (runsOn(lines[i - 1]!, l, width) ? "" : " ") + l.text), "")
+
+/** A cell's text, its lines joined as in a column as wide as its widest line. */
+const cellText = <I extends PositionedItem>(boxes: ReadonlyArray<Box<I>>): string => {
+  const lines = cellLines(boxes)
+  return joinLines(lines, Math.max(0, ...lines.map((l) => l.x1 - l.x0)))
+}
+
+/** The texts of a grid of cells (rows of columns of items), each column's widest line known to its cells. */
+const gridText = <I extends PositionedItem>(
+  grid: ReadonlyArray<ReadonlyArray<ReadonlyArray<Box<I>>>>,
+  widths: ReadonlyArray<number> = columnWidths(grid)
+): Array<Array<string>> => grid.map((row) => row.map((cell, c) => joinLines(cellLines(cell), widths[c]!)))
+
+/**
+ * The room for text in each column between ruled edges `xs`: the column's width less its
+ * text's inset from the left edge on both sides (the cell padding).
+ */
+const ruledWidths = <I extends PositionedItem>(grid: ReadonlyArray<ReadonlyArray<ReadonlyArray<Box<I>>>>, xs: ReadonlyArray<number>): Array<number> =>
+  xs.slice(1).map((right, c) => {
+    const inset = Math.min(...grid.flatMap((row) => (row[c] ?? []).map((b) => b.x0 - xs[c]!)))
+    return right - xs[c]! - 2 * Math.max(0, Number.isFinite(inset) ? inset : 0)
+  })
 
 const rtl = /[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]/gu
 const ltr = /[A-Za-z\u00c0-\u024f\u0370-\u03ff\u0400-\u04ff]/g
@@ -338,8 +385,9 @@ const gridTable = <I extends PositionedItem>(grid: Grid, boxes: ReadonlyArray<Bo
     if (c < 0 || r < 0 || r >= grid.ys.length - 1) continue
     cells.set(`${r},${c}`, [...(cells.get(`${r},${c}`) ?? []), b])
   }
+  const boxGrid = Array.from({ length: grid.ys.length - 1 }, (_, r) => Array.from({ length: xs.length - 1 }, (_, c) => cells.get(`${r},${c}`) ?? []))
   const rows = logicalOrder(compact(
-    Array.from({ length: grid.ys.length - 1 }, (_, r) => Array.from({ length: xs.length - 1 }, (_, c) => cellText(cells.get(`${r},${c}`) ?? [])))
+    gridText(boxGrid, grid.vertical ? ruledWidths(boxGrid, xs) : undefined)
   ))
   if (rows.length < 2 || (rows[0]?.length ?? 0) < 2 || !isDense(rows)) return undefined
   return { table: { x0, x1, top, bottom, ruled: true, rows }, used: new Set(inside) }
@@ -417,6 +465,26 @@ const wraps = <I extends PositionedItem>(cells: ReadonlyArray<ReadonlyArray<Box<
   return cells[0]!.length === 0 || count(cells) < count(above) || lower
 }
 
+/** The width of each column's widest line of text. */
+const columnWidths = <I extends PositionedItem>(grid: ReadonlyArray<ReadonlyArray<ReadonlyArray<Box<I>>>>): Array<number> =>
+  (grid[0] ?? []).map((_, c) => Math.max(0, ...grid.flatMap((row) => cellLines(row[c] ?? []).map((l) => l.x1 - l.x0))))
+
+/**
+ * Whether a line of an unruled table goes on with a word the line above broke for lack of room
+ * in some column: that cell above is one word as wide as the column, ending in a letter, and
+ * the cell below starts in lower case ("Stratu" and "m").
+ */
+const brokenWord = <I extends PositionedItem>(
+  cells: ReadonlyArray<ReadonlyArray<Box<I>>>,
+  above: ReadonlyArray<ReadonlyArray<Box<I>>>,
+  widths: ReadonlyArray<number>
+): boolean =>
+  cells.some((c, k) => {
+    const [a] = cellLines(above[k]!)
+    const [b] = cellLines(c)
+    return a !== undefined && b !== undefined && /\p{L}$/u.test(a.text) && /^\p{Ll}/u.test(b.text) && runsOn(a, b, widths[k]!)
+  })
+
 /**
  * Whether a column is justified prose: two or more lines of more than 25 characters, of which two
  * thirds end at the same x (within 1.5 pt), as the lines of a justified paragraph do.
@@ -444,13 +512,14 @@ const unruledRows = <I extends PositionedItem>(lines: ReadonlyArray<Line<I>>, cu
   if (isProse(grid.map((cells) => cells.map(cellText)), cuts.length + 1) || hasJustified(grid)) return undefined
   const rows: Array<Array<Array<Box<I>>>> = []
   let last: Array<Array<Box<I>>> | undefined
+  const widths = columnWidths(grid)
   for (const cells of grid) {
     const prev = rows[rows.length - 1]
-    if (prev && last && wraps(cells, last)) cells.forEach((c, i) => prev[i]!.push(...c))
+    if (prev && last && (wraps(cells, last) || brokenWord(cells, last, widths))) cells.forEach((c, k) => prev[k]!.push(...c))
     else rows.push(cells.map((c) => [...c]))
     last = cells
   }
-  const text = rows.map((r) => r.map(cellText))
+  const text = gridText(rows)
   if (text.length < 3 || isList(text)) return undefined
   const width = cuts.length + 1
   for (let c = 0; c < width; c++) if (text.filter((r) => r[c] !== "").length < 2) return undefined
@@ -473,7 +542,10 @@ const unruledAt = <I extends PositionedItem>(lines: ReadonlyArray<Line<I>>, star
     if (!isMulti(span[span.length - 1]!) || span.filter(isMulti).length < 3) continue
     const boxes = span.flatMap((l) => l.boxes)
     const h = median(boxes.map((b) => b.h))
-    const cuts = stripes(boxes, Math.max(h * 0.5, 3))
+    const gap = Math.max(h * 0.5, 3)
+    const cuts = stripes(boxes, gap)
+    // a last line that closes a column stripe of the lines above (a page footer, a paragraph) is not a row
+    if (end - start > 3 && stripes(span.slice(0, -1).flatMap((l) => l.boxes), gap).length > cuts.length) continue
     const rows = cuts.length > 0 ? unruledRows(span, cuts) : undefined
     if (!rows) continue
     const last = span[span.length - 1]!
@@ -505,6 +577,21 @@ const unruledTables = <I extends PositionedItem>(lines: ReadonlyArray<Line<I>>):
 /** A page as parts in reading order: runs of text items, and tables. */
 export type Part<I> = { readonly kind: "text"; readonly items: Array<I> } | { readonly kind: "table"; readonly table: Table }
 
+/**
+ * The items without those drawn again over themselves (the same text at the same place, within
+ * about a point: a shadow or bold effect drawn twice), which would read twice.
+ */
+const once = <I extends PositionedItem>(items: ReadonlyArray<I>): Array<I> => {
+  const seen = new Set<string>()
+  const key = (i: I, dx: number, dy: number) => `${i.str}\u0000${Math.round(i.transform[4] ?? 0) + dx},${Math.round(i.transform[5] ?? 0) + dy}`
+  return items.filter((i) => {
+    if (i.str.trim() === "") return true
+    if ([-1, 0, 1].some((dx) => [-1, 0, 1].some((dy) => seen.has(key(i, dx, dy))))) return false
+    seen.add(key(i, 0, 0))
+    return true
+  })
+}
+
 /** The tables of a page and the items they do not take. */
 export const findTables = <I extends PositionedItem>(items: ReadonlyArray<I>, rules: ReadonlyArray<Rule>): { tables: Array<Table>; rest: Array<I> } => {
   const upright = (i: I) => Math.abs(i.transform[1] ?? 0) < 1e-6 && Math.abs(i.transform[2] ?? 0) < 1e-6
@@ -532,7 +619,7 @@ export const findTables = <I extends PositionedItem>(items: ReadonlyArray<I>, ru
  * below it (an item beside a table goes before or after it by its height on the page).
  */
 export const pageParts = <I extends PositionedItem>(items: ReadonlyArray<I>, rules: ReadonlyArray<Rule>): Array<Part<I>> => {
-  const { tables, rest } = findTables(items, rules)
+  const { tables, rest } = findTables(once(items), rules)
   if (tables.length === 0) return [{ kind: "text", items: [...items] }]
   const sorted = [...tables].sort((a, b) => b.top - a.top)
   const parts: Array<Part<I>> = []
@@ -559,3 +646,19 @@ const sameRow = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) => a.length
  */
 export const continues = (prev: Table, next: Table): boolean =>
   prev.rows[0] !== undefined && next.rows[0] !== undefined && sameRow(prev.rows[0], next.rows[0]) && next.rows.length > 1
+
+/**
+ * The rows of `prev` and of `next` (which {@link continues} it) as one table, the header once. A
+ * row split by the page break (the first row after the repeated header has no text in its first
+ * column, the last row of `prev` has) is one row again, its cells' texts joined.
+ */
+export const joinedRows = (prev: Table, next: Table): Array<Array<string>> => {
+  const body = next.rows.slice(1)
+  const last = prev.rows[prev.rows.length - 1]!
+  const first = body[0]
+  if (prev.rows.length > 1 && first && first[0] === "" && last[0] !== "" && first.length === last.length && first.some((c) => c !== "")) {
+    const merged = last.map((c, i) => [c, first[i]!].filter((t) => t !== "").join(" "))
+    return [...prev.rows.slice(0, -1), merged, ...body.slice(1)]
+  }
+  return [...prev.rows, ...body]
+}

@@ -9,7 +9,7 @@ import { createHash } from "node:crypto"
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
 import { readingOrder } from "./layout.js"
-import { continues, isGlyphSoup, type Part, pageParts, type Rule, rulesOf, tableMarkdown } from "./pdf-tables.js"
+import { continues, isGlyphSoup, joinedRows, type Part, pageParts, type Rule, rulesOf, tableMarkdown } from "./pdf-tables.js"
 import { recognize, unavailable } from "./ocr.js"
 import { type TextLayer, textLayer } from "./textlayer.js"
 import { ExtractFailure, type Extracted, type ExtractOptions, limits, type Unit } from "./types.js"
@@ -90,12 +90,17 @@ const pageText = (items: ReadonlyArray<TextItem>): string =>
     // digit after the break keeps the hyphen ("Stuttgart-\nHohenheim")
     .replace(/(\p{Ll})-\n(\p{Ll})/gu, "$1$2")
 
-/** Whether any two lines of the page have a gap of a line height between two items: a table may be there. */
+/**
+ * Whether any two lines of the page have a gap of a line height between two items: a table may
+ * be there. Items are taken by position (a table's cells are often written cell by cell, so two
+ * items of a row are seldom next to each other in the content stream).
+ */
 const mayHaveTable = (items: ReadonlyArray<TextItem>): boolean => {
   const gaps = new Set<number>()
   let last: TextItem | undefined
-  for (const item of items) {
-    if (item.str.trim() === "") continue
+  const row = (i: TextItem) => Math.round(i.transform[5] ?? 0)
+  const byPosition = items.filter((i) => i.str.trim() !== "").sort((a, b) => row(b) - row(a) || (a.transform[4] ?? 0) - (b.transform[4] ?? 0))
+  for (const item of byPosition) {
     const h = Math.abs(item.height || item.transform[3] || 0) || 10
     const y = item.transform[5] ?? 0
     const x = item.transform[4] ?? 0
@@ -139,7 +144,7 @@ const joinContinued = (units: Array<Unit>, pages: ReadonlyArray<Array<Part<TextI
     const last = holder?.[holder.length - 1]
     const first = parts[0]
     if (open !== undefined && holder && last?.kind === "table" && first?.kind === "table" && continues(last.table, first.table)) {
-      holder[holder.length - 1] = { kind: "table", table: { ...last.table, rows: [...last.table.rows, ...first.table.rows.slice(1)] } }
+      holder[holder.length - 1] = { kind: "table", table: { ...last.table, rows: joinedRows(last.table, first.table) } }
       parts.shift()
       units[open] = { ...units[open]!, content: partsText(holder) + suffix[open] }
       units[i] = { ...units[i]!, content: (partsText(parts) + suffix[i]).replace(/^\n+/, "") }
