@@ -9,7 +9,12 @@ import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as RagError from "../RagError.js"
 
-/** The message, type and code of an error body, in any of the accepted shapes. */
+/**
+ * The message, type and code of an error body, in any of the accepted shapes.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface ErrorBody {
   readonly message: string
   readonly type?: string | undefined
@@ -23,6 +28,9 @@ const str = (u: unknown): string | undefined => (typeof u === "string" ? u : und
  * and the upload error body `{"status": false, "type": "error", "error": "text"}` (whose
  * `reason`, when present, is returned as the code). Anything else becomes its raw text,
  * shortened.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const parseErrorBody = (text: string, fallback: string): ErrorBody => {
   let json: unknown
@@ -57,6 +65,9 @@ export const parseErrorBody = (text: string, fallback: string): ErrorBody => {
 /**
  * Parses `retry-after-ms` (milliseconds) or `Retry-After` (seconds or an HTTP date) into a
  * duration. `now` is the current time in milliseconds, for HTTP dates.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const parseRetryAfter = (
   headers: Readonly<Record<string, string | undefined>>,
@@ -76,7 +87,12 @@ export const parseRetryAfter = (
   return Option.some(Duration.millis(Math.max(0, date - now)))
 }
 
-/** Maps a non-2xx status and its body to the tagged error of its family. */
+/**
+ * Maps a non-2xx status and its body to the tagged error of its family.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const fromStatus = (
   endpoint: string,
   status: number,
@@ -109,7 +125,12 @@ export const fromStatus = (
   }
 }
 
-/** Formats a parse error's first issue path as `a.b[0].c` (empty string for the root). */
+/**
+ * Formats a parse error's first issue path as `a.b[0].c` (empty string for the root).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const issuePath = (error: ParseResult.ParseError): { path: string; message: string } => {
   const issues = ParseResult.ArrayFormatter.formatErrorSync(error)
   const first = issues[0]
@@ -120,7 +141,12 @@ export const issuePath = (error: ParseResult.ParseError): { path: string; messag
   return { path, message: first.message }
 }
 
-/** A DecodeError naming the endpoint and the field path of the first issue. */
+/**
+ * A DecodeError naming the endpoint and the field path of the first issue.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const decodeError = (endpoint: string, error: ParseResult.ParseError): RagError.DecodeError => {
   const { message, path } = issuePath(error)
   return new RagError.DecodeError({

@@ -47,24 +47,44 @@
 import type { WebRouting } from "../RagConfig.js"
 import type { Call, Host } from "./ApiHttp.js"
 
-/** The web operations, by name. */
+/**
+ * The web operations, by name.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type WebOperation = "crawlStart" | "crawlStatus" | "crawlCancel" | "map" | "scrape" | "search"
 
-/** How one operation is sent in `firecrawl` routing. `{id}` in `path` is the crawl job id. */
+/**
+ * How one operation is sent in `firecrawl` routing. `{id}` in `path` is the crawl job id.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface FirecrawlRoute {
   readonly method: Call["method"]
   readonly host: Host
   readonly path: string
 }
 
-/** How one operation is sent in `single` routing: `POST /v1/web` with `operation` in the body. */
+/**
+ * How one operation is sent in `single` routing: `POST /v1/web` with `operation` in the body.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface SingleRoute {
   readonly host: Host
   /** The value of the body's `operation` field. */
   readonly operation: string
 }
 
-/** One row of the route table. */
+/**
+ * One row of the route table.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface RouteEntry {
   readonly firecrawl: FirecrawlRoute
   readonly single: SingleRoute
@@ -74,10 +94,20 @@ export interface RouteEntry {
   readonly idempotent: boolean
 }
 
-/** The path every operation is sent to in `single` routing. */
+/**
+ * The path every operation is sent to in `single` routing.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const singlePath = "/v1/web"
 
-/** The route table: the only place that knows the web paths. */
+/**
+ * The route table: the only place that knows the web paths.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const webRoutes: { readonly [K in WebOperation]: RouteEntry } = {
   crawlStart: {
     firecrawl: { method: "POST", host: "crawl", path: "/v1/crawl" },
@@ -117,7 +147,12 @@ export const webRoutes: { readonly [K in WebOperation]: RouteEntry } = {
   }
 }
 
-/** What an operation is about: a job id, a `next` cursor, and/or an encoded JSON body. */
+/**
+ * What an operation is about: a job id, a `next` cursor, and/or an encoded JSON body.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface RouteInput {
   /** The crawl job id (crawlStatus, crawlCancel). */
   readonly id?: string | undefined
@@ -127,7 +162,12 @@ export interface RouteInput {
   readonly body?: Readonly<Record<string, unknown>> | undefined
 }
 
-/** The label of an operation in errors and spans, e.g. `GET /v1/crawl/{id}` or `POST /v1/web (map)`. */
+/**
+ * The label of an operation in errors and spans, e.g. `GET /v1/crawl/{id}` or `POST /v1/web (map)`.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const endpointOf = (routing: WebRouting, operation: WebOperation): string => {
   const entry = webRoutes[operation]
   return routing === "single"
@@ -135,7 +175,12 @@ export const endpointOf = (routing: WebRouting, operation: WebOperation): string
     : `${entry.firecrawl.method} ${entry.firecrawl.path}`
 }
 
-/** Builds the `ApiHttp.Call` of an operation under the given routing. */
+/**
+ * Builds the `ApiHttp.Call` of an operation under the given routing.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const webCall = (routing: WebRouting, operation: WebOperation, input: RouteInput = {}): Call => {
   const entry = webRoutes[operation]
   const endpoint = endpointOf(routing, operation)

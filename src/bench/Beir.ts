@@ -13,27 +13,47 @@ import { basename, join, resolve } from "node:path"
 import { createInterface } from "node:readline"
 import type { Qrels } from "./Metrics.js"
 
-/** A BEIR folder could not be read or a line does not parse. */
+/**
+ * A BEIR folder could not be read or a line does not parse.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class BeirError extends Data.TaggedError("BeirError")<{
   readonly path: string
   readonly message: string
   readonly cause?: unknown
 }> {}
 
-/** One corpus document. */
+/**
+ * One corpus document.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface BeirDoc {
   readonly id: string
   readonly title: string
   readonly text: string
 }
 
-/** One query. */
+/**
+ * One query.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface BeirQuery {
   readonly id: string
   readonly text: string
 }
 
-/** A located dataset. */
+/**
+ * A located dataset.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Dataset {
   readonly name: string
   readonly dir: string
@@ -42,7 +62,12 @@ export interface Dataset {
   readonly qrelsPath: string
 }
 
-/** Locates the files of a BEIR folder; fails naming the first missing file. */
+/**
+ * Locates the files of a BEIR folder; fails naming the first missing file.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const locate = (dir: string, split = "test"): Effect.Effect<Dataset, BeirError> =>
   Effect.suspend(() => {
     const root = resolve(dir)
@@ -75,7 +100,12 @@ const lines = (path: string): Stream.Stream<string, BeirError> =>
     (cause) => new BeirError({ path, message: `${path}: read failed`, cause })
   )
 
-/** Streams the corpus documents in file order. */
+/**
+ * Streams the corpus documents in file order.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const corpus = (ds: Dataset): Stream.Stream<BeirDoc, BeirError> =>
   lines(ds.corpusPath).pipe(
     Stream.zipWithIndex,
@@ -84,7 +114,12 @@ export const corpus = (ds: Dataset): Stream.Stream<BeirDoc, BeirError> =>
     Stream.map((o) => ({ id: str(o["_id"]), title: str(o["title"]), text: str(o["text"]) }))
   )
 
-/** Reads the relevance judgements of the split. */
+/**
+ * Reads the relevance judgements of the split.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const qrels = (ds: Dataset): Effect.Effect<Qrels, BeirError> =>
   Effect.tryPromise({
     try: () => readFile(ds.qrelsPath, "utf8"),
@@ -104,7 +139,12 @@ export const qrels = (ds: Dataset): Effect.Effect<Qrels, BeirError> =>
     })
   )
 
-/** Reads the queries that have judgements in `judged` (all queries when omitted), in file order. */
+/**
+ * Reads the queries that have judgements in `judged` (all queries when omitted), in file order.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const queries = (ds: Dataset, judged?: Qrels): Effect.Effect<Array<BeirQuery>, BeirError> =>
   lines(ds.queriesPath).pipe(
     Stream.zipWithIndex,

@@ -9,13 +9,28 @@
  * @since 0.1.0
  */
 
-/** Judgements of one query: document id -> graded relevance (0 = judged not relevant). */
+/**
+ * Judgements of one query: document id -> graded relevance (0 = judged not relevant).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Judgements = ReadonlyMap<string, number>
 
-/** Judgements of every query: query id -> {@link Judgements}. */
+/**
+ * Judgements of every query: query id -> {@link Judgements}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Qrels = ReadonlyMap<string, Judgements>
 
-/** nDCG@k of one ranking. 0 when the query has no relevant document. */
+/**
+ * nDCG@k of one ranking. 0 when the query has no relevant document.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const ndcgAt = (k: number, ranking: ReadonlyArray<string>, judged: Judgements): number => {
   let dcg = 0
   const seen = new Set<string>()
@@ -36,7 +51,12 @@ export const ndcgAt = (k: number, ranking: ReadonlyArray<string>, judged: Judgem
   return idcg === 0 ? 0 : dcg / idcg
 }
 
-/** Recall@k: the share of the relevant documents found in the first k. 0 when none is relevant. */
+/**
+ * Recall@k: the share of the relevant documents found in the first k. 0 when none is relevant.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const recallAt = (k: number, ranking: ReadonlyArray<string>, judged: Judgements): number => {
   const relevant = [...judged.entries()].filter(([, g]) => g > 0).map(([id]) => id)
   if (relevant.length === 0) return 0
@@ -44,14 +64,24 @@ export const recallAt = (k: number, ranking: ReadonlyArray<string>, judged: Judg
   return relevant.filter((id) => top.has(id)).length / relevant.length
 }
 
-/** MRR@k: 1 / rank of the first relevant document within the first k, else 0. */
+/**
+ * MRR@k: 1 / rank of the first relevant document within the first k, else 0.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const mrrAt = (k: number, ranking: ReadonlyArray<string>, judged: Judgements): number => {
   const n = Math.min(k, ranking.length)
   for (let i = 0; i < n; i++) if ((judged.get(ranking[i]!) ?? 0) > 0) return 1 / (i + 1)
   return 0
 }
 
-/** The three reported metrics, averaged over queries. */
+/**
+ * The three reported metrics, averaged over queries.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Summary {
   readonly "ndcg@10": number
   readonly "recall@100": number
@@ -61,6 +91,9 @@ export interface Summary {
 /**
  * Averages the metrics over every query of `qrels` that has at least one relevant document; a
  * query with no ranking counts as zero (as BEIR does).
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const evaluate = (runs: ReadonlyMap<string, ReadonlyArray<string>>, qrels: Qrels): Summary => {
   let n = 0
@@ -80,7 +113,12 @@ export const evaluate = (runs: ReadonlyMap<string, ReadonlyArray<string>>, qrels
     : { "ndcg@10": ndcg / n, "recall@100": recall / n, "mrr@10": mrr / n }
 }
 
-/** The median of a sample (the mean of the two middle values for an even count); NaN for an empty sample. */
+/**
+ * The median of a sample (the mean of the two middle values for an even count); NaN for an empty sample.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const median = (values: ReadonlyArray<number>): number => {
   if (values.length === 0) return NaN
   const sorted = [...values].sort((a, b) => a - b)
@@ -88,7 +126,12 @@ export const median = (values: ReadonlyArray<number>): number => {
   return sorted.length % 2 === 1 ? sorted[m]! : (sorted[m - 1]! + sorted[m]!) / 2
 }
 
-/** The p-th percentile (0..100) of a sample, nearest-rank; 0 for an empty sample. */
+/**
+ * The p-th percentile (0..100) of a sample, nearest-rank; 0 for an empty sample.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const percentile = (values: ReadonlyArray<number>, p: number): number => {
   if (values.length === 0) return 0
   const sorted = [...values].sort((a, b) => a - b)

@@ -23,7 +23,12 @@ import { type Chunk, type Collection, type Fusion, VectorStore } from "../store/
 import * as Beir from "./Beir.js"
 import * as Metrics from "./Metrics.js"
 
-/** Options of {@link run}. */
+/**
+ * Options of {@link run}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Options {
   /** The BEIR folder. */
   readonly dataset: string
@@ -61,7 +66,12 @@ export interface Options {
   readonly log?: ((line: string) => void) | undefined
 }
 
-/** Figures of one mode. */
+/**
+ * Figures of one mode.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface ModeResult {
   readonly "ndcg@10": number
   readonly "recall@100": number
@@ -70,7 +80,12 @@ export interface ModeResult {
   readonly p95_ms: number
 }
 
-/** The report; its JSON shape is stable (other tools read it). */
+/**
+ * The report; its JSON shape is stable (other tools read it).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Report {
   readonly dataset: string
   readonly queries: number
@@ -90,7 +105,12 @@ export interface Report {
   readonly settings: Record<string, unknown>
 }
 
-/** Splits a text into passages of about `words` words, on sentence ends when possible. */
+/**
+ * Splits a text into passages of about `words` words, on sentence ends when possible.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const passages = (text: string, words: number): Array<string> => {
   if (words <= 0) return [text]
   const sentences = text.split(/(?<=[.!?])\s+/)
@@ -254,7 +274,12 @@ const measureModes = (
     return { modes, skipped }
   })
 
-/** Runs the benchmark. */
+/**
+ * Runs the benchmark.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const run = (options: Options) =>
   Effect.gen(function*() {
     const ds = yield* Beir.locate(options.dataset, options.split)
@@ -316,7 +341,12 @@ export const run = (options: Options) =>
 
 const round = (x: number): number => Math.round(x * 1000) / 1000
 
-/** Formats a report as a table. */
+/**
+ * Formats a report as a table.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const table = (r: Report): string => {
   const width = Math.max(24, ...Object.keys(r.modes).map((m) => m.length), ...Object.keys(r.skipped).map((m) => m.length))
   const lines = [

@@ -23,6 +23,9 @@ const WORD = /[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}]|(?:(?![\p{sc=Han}\p{sc=
 /**
  * The words of a text, in order (NFKC, lower case, letters and digits; each Chinese or Japanese
  * character is a word of its own, since those scripts do not space words).
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const words = (text: string): Array<string> => text.normalize("NFKC").toLowerCase().match(WORD) ?? []
 
@@ -32,7 +35,12 @@ const counts = (ws: ReadonlyArray<string>): Map<string, number> => {
   return m
 }
 
-/** Bag-of-words precision, recall and F1 of `candidate` against `reference`. */
+/**
+ * Bag-of-words precision, recall and F1 of `candidate` against `reference`.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const overlap = (
   candidate: ReadonlyArray<string>,
   reference: ReadonlyArray<string>
@@ -50,6 +58,9 @@ export const overlap = (
 /**
  * Length of the longest common subsequence by Myers' O((n+m)·D) algorithm; undefined when the
  * edit distance D exceeds `maxD` (the caller then measures in windows).
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const lcsLength = (a: ReadonlyArray<string>, b: ReadonlyArray<string>, maxD: number): number | undefined => {
   const n = a.length
@@ -78,6 +89,9 @@ const WINDOW = 4000
  * Reading-order score: `2·LCS / (n + m)` over the word sequences reduced to the words both
  * have. Long sequences whose edit distance is large are measured in aligned windows of 4000
  * words (proportional positions), a lower bound of the whole-sequence figure.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const readingOrder = (candidate: ReadonlyArray<string>, reference: ReadonlyArray<string>): number => {
   const inRef = new Set(reference)
@@ -97,7 +111,12 @@ export const readingOrder = (candidate: ReadonlyArray<string>, reference: Readon
   return (2 * lcs) / (a.length + b.length)
 }
 
-/** Share of candidate words that are two reference words (each ≥ 2 characters) run together. */
+/**
+ * Share of candidate words that are two reference words (each ≥ 2 characters) run together.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const gluedRate = (candidate: ReadonlyArray<string>, reference: ReadonlyArray<string>): number => {
   if (candidate.length === 0) return 0
   const vocab = new Set(reference)
@@ -120,14 +139,24 @@ export const gluedRate = (candidate: ReadonlyArray<string>, reference: ReadonlyA
 
 const MARKUP = /\\[\\`*_{}[\]()#+\-.!|>~<]|\*\*(?=[\p{L}\p{N}])|(?<=[\p{L}\p{N}])\*\*|__(?=[\p{L}\p{N}])|(?<=[\p{L}\p{N}])__|(?<![\p{L}\p{N}*])\*(?=[\p{L}\p{N}])[^*\n]{1,80}(?<=[\p{L}\p{N}])\*(?![\p{L}\p{N}*])|(?<![\p{L}\p{N}_])_(?=[\p{L}\p{N}])[^_\n]{1,80}(?<=[\p{L}\p{N}])_(?![\p{L}\p{N}_])/gu
 
-/** Markdown escapes and emphasis markers per 1000 words of a text. */
+/**
+ * Markdown escapes and emphasis markers per 1000 words of a text.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const markupRate = (text: string): number => {
   const n = words(text).length
   if (n === 0) return 0
   return ((text.match(MARKUP) ?? []).length * 1000) / n
 }
 
-/** Every metric of one extracted text against its reference. */
+/**
+ * Every metric of one extracted text against its reference.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Quality {
   readonly precision: number
   readonly recall: number
@@ -139,7 +168,12 @@ export interface Quality {
   readonly referenceWords: number
 }
 
-/** Measures an extracted text against a reference text. */
+/**
+ * Measures an extracted text against a reference text.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const measure = (extracted: string, reference: string): Quality => {
   const c = words(extracted)
   const r = words(reference)

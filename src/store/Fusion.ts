@@ -7,7 +7,12 @@
 import * as Effect from "effect/Effect"
 import type { Collection, Hit, HybridSearchOptions } from "./VectorStore.js"
 
-/** A ranked candidate: an id and a score where higher is better. */
+/**
+ * A ranked candidate: an id and a score where higher is better.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Scored {
   readonly id: string
   readonly score: number
@@ -16,6 +21,9 @@ export interface Scored {
 /**
  * Reciprocal rank fusion: `sum_i w_i / (k + rank_i)` with ranks from 1. `weights` default
  * to 1 for each list; `k` defaults to 60 (Cormack et al.).
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const rrf = (
   lists: ReadonlyArray<ReadonlyArray<Scored>>,
@@ -30,7 +38,12 @@ export const rrf = (
   return sortScores(out)
 }
 
-/** Min-max normalises scores into [0, 1] (all equal: all 1). */
+/**
+ * Min-max normalises scores into [0, 1] (all equal: all 1).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const minMax = (list: ReadonlyArray<Scored>): Array<Scored> => {
   if (list.length === 0) return []
   let lo = Infinity
@@ -46,6 +59,9 @@ export const minMax = (list: ReadonlyArray<Scored>): Array<Scored> => {
 /**
  * Weighted sum of min-max-normalised scores: `w * text + (1 - w) * vector`; a candidate missing
  * from a list gets 0 from it.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const weighted = (
   text: ReadonlyArray<Scored>,
@@ -67,7 +83,12 @@ const sortScores = (m: Map<string, number>): Array<Scored> => {
     .sort((a, b) => b.score - a.score || order.get(a.id)! - order.get(b.id)!)
 }
 
-/** Fuses full-text and vector hits (shared with the in-memory store). */
+/**
+ * Fuses full-text and vector hits (shared with the in-memory store).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const fuse = (
   text: ReadonlyArray<Hit>,
   vector: ReadonlyArray<Hit>,
@@ -88,6 +109,9 @@ export const fuse = (
  * A collection's `searchHybrid` from its `searchText` and `searchVector`: both run with
  * `max(limit, candidates)` hits (default 100), the same filter and read scope, at once, then
  * {@link fuse}. Every built-in adapter's hybrid search is this.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const hybridSearch = (
   searchText: Collection["searchText"],
@@ -104,7 +128,12 @@ export const hybridSearch = (
     return fuse(text, vec, options.fusion, limit)
   })
 
-/** The default full-text weight of weighted fusion (measured: see {@link defaultFusion}). */
+/**
+ * The default full-text weight of weighted fusion (measured: see {@link defaultFusion}).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultTextWeight = 0.9
 
 /**
@@ -115,5 +144,8 @@ export const defaultTextWeight = 0.9
  * (npm READMEs: 0.9 gives 0.8635, 0.8 0.8630, full text 0.8586, RRF 0.5067). A weak encoder can
  * only nudge BM25, and rank fusion gives its list a full vote. A stronger encoder (remote, ONNX)
  * may want more weight: measure it with `--fusion-sweep` and pass `fusion`.
+ *
+ * @since 0.1.0
+ * @category constants
  */
 export const defaultFusion: NonNullable<HybridSearchOptions["fusion"]> = { _tag: "Weighted", textWeight: defaultTextWeight }

@@ -13,6 +13,9 @@ import { stemmer } from "stemmer"
  * stemming): every word of that list that a LanceDB index was seen to drop, probed one by one.
  * A listed word whose stem is not listed (`very` → `veri`, `because` → `becaus`) is kept, in
  * LanceDB and here.
+ *
+ * @since 0.1.0
+ * @category constants
  */
 export const stopWords: ReadonlySet<string> = new Set([
   "i", "me", "my", "myself", "we", "our", "ours", "you", "your", "yours", "yourself", "he", "him",
@@ -31,12 +34,22 @@ export const stopWords: ReadonlySet<string> = new Set([
 
 const wordPattern = /[\p{L}\p{N}]+/gu
 
-/** Splits a text into lower-case words (letters and digits), in order. */
+/**
+ * Splits a text into lower-case words (letters and digits), in order.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const words = (text: string): Array<string> => text.toLowerCase().match(wordPattern) ?? []
 
 const stemCache = new Map<string, string>()
 
-/** The Porter stem of a lower-case word (cached; the cache is bounded). */
+/**
+ * The Porter stem of a lower-case word (cached; the cache is bounded).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const stem = (word: string): string => {
   let s = stemCache.get(word)
   if (s === undefined) {
@@ -47,7 +60,12 @@ export const stem = (word: string): string => {
   return s
 }
 
-/** One analysed token: its stem and the surface word it came from. */
+/**
+ * One analysed token: its stem and the surface word it came from.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Token {
   readonly term: string
   readonly word: string
@@ -55,7 +73,12 @@ export interface Token {
   readonly position: number
 }
 
-/** Analyses a text into stemmed tokens without stop words, keeping word positions. */
+/**
+ * Analyses a text into stemmed tokens without stop words, keeping word positions.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const analyze = (text: string, maxTokenLength = 40, stemming = true): Array<Token> => {
   const out: Array<Token> = []
   const ws = words(text)
@@ -67,7 +90,12 @@ export const analyze = (text: string, maxTokenLength = 40, stemming = true): Arr
   return out
 }
 
-/** The stemmed terms of a text (stop words removed), in order (what {@link analyze} gives, without positions). */
+/**
+ * The stemmed terms of a text (stop words removed), in order (what {@link analyze} gives, without positions).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const terms = (text: string, maxTokenLength = 40): Array<string> => {
   const out: Array<string> = []
   for (const w of words(text)) if (w.length <= maxTokenLength && !stopWords.has(w)) out.push(stem(w))
@@ -79,6 +107,9 @@ export const terms = (text: string, maxTokenLength = 40): Array<string> => {
  * whose analysed term (lower-cased, stop words dropped, stemmed as {@link analyze} does) is one
  * of `queryTerms`, in order. A query for `lighthouses` marks `lighthouse` and `Lighthouse's`
  * word `Lighthouse`, never the `light` inside `lighthouse`: words are matched whole, by stem.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const matchSpans = (text: string, queryTerms: ReadonlySet<string>, maxTokenLength = 40): Array<readonly [number, number]> => {
   const out: Array<readonly [number, number]> = []
