@@ -512,17 +512,11 @@ export const resolveCitations = (
   return { cited, citations, unknownCitations: unknown }
 }
 
-interface ToolAcc {
-  id: string
-  name: string
-  arguments: string
-}
-
-interface RoundAcc {
-  content: string
-  tools: Map<number, ToolAcc>
-  finish: string | null
-  usage: Chat.Usage | undefined
+/** A tool call of a round's message, its pieces joined. */
+interface ToolCallSoFar {
+  readonly id: string
+  readonly name: string
+  readonly arguments: string
 }
 
 const parseToolArgs = (raw: string): { query: string; limit: number | undefined } | string => {
@@ -579,7 +573,7 @@ const numberHits = (conv: Conversation, hits: ReadonlyArray<Hit>): Array<Source>
   })
 
 /** Runs a tool call of the model: the search tool's results as the tool's message, and its events. */
-const runTool = (settings: AskSettings, conv: Conversation, call: ToolAcc, round: number) =>
+const runTool = (settings: AskSettings, conv: Conversation, call: ToolCallSoFar, round: number) =>
   Effect.gen(function*() {
     if (call.name !== searchToolName) {
       return { events: [] as Array<AskEvent>, content: `error: unknown tool ${JSON.stringify(call.name)}; the only tool is ${searchToolName}` }
@@ -605,7 +599,7 @@ const runTool = (settings: AskSettings, conv: Conversation, call: ToolAcc, round
   })
 
 /** The answer once the last round ended. */
-const finishAnswer = (settings: AskSettings, conv: Conversation, acc: RoundAcc): Answer => ({
+const finishAnswer = (settings: AskSettings, conv: Conversation, acc: Chat.MessageSoFar): Answer => ({
   question: settings.question,
   text: conv.text,
   via: "chat",
@@ -613,27 +607,15 @@ const finishAnswer = (settings: AskSettings, conv: Conversation, acc: RoundAcc):
   sources: [...conv.sources],
   ...resolveCitations(conv.text, conv.sources),
   searches: [...conv.searches],
-  finishReason: acc.finish,
+  finishReason: acc.finish_reason,
   usage: conv.usage
 })
 
-/** Adds a streamed chunk to the round's accumulator; the text it adds as a `Delta`. */
-const accumulate = (conv: Conversation, acc: RoundAcc, chunk: Chat.ChatChunk): Option.Option<AskEvent> => {
-  if (chunk.usage) acc.usage = chunk.usage
-  const choice = chunk.choices.find((x) => x.index === 0)
-  if (choice === undefined) return Option.none()
-  if (choice.finish_reason) acc.finish = choice.finish_reason
-  for (const piece of choice.delta.tool_calls ?? []) {
-    const cur = acc.tools.get(piece.index) ?? { id: "", name: "", arguments: "" }
-    acc.tools.set(piece.index, {
-      id: piece.id ?? cur.id,
-      name: cur.name + (piece.function?.name ?? ""),
-      arguments: cur.arguments + (piece.function?.arguments ?? "")
-    })
-  }
-  const t = choice.delta.content
+/** Adds a streamed chunk to the round's message (see `Chat.addChunk`); the text it adds as a `Delta`. */
+const accumulate = (conv: Conversation, acc: Chat.MessageSoFar, chunk: Chat.ChatChunk): Option.Option<AskEvent> => {
+  Chat.addChunk(acc, chunk)
+  const t = chunk.choices.find((x) => x.index === 0)?.delta.content
   if (!t) return Option.none()
-  acc.content += t
   conv.text += t
   return Option.some({ _tag: "Delta", text: t })
 }
@@ -643,7 +625,7 @@ const accumulate = (conv: Conversation, acc: RoundAcc, chunk: Chat.ChatChunk): O
  * are allowed), else runs the tool calls, adds them and their results to the messages, and
  * goes on with the next round.
  */
-const afterRound = (settings: AskSettings, conv: Conversation, acc: RoundAcc, n: number): Stream.Stream<AskEvent, AskError> =>
+const afterRound = (settings: AskSettings, conv: Conversation, acc: Chat.MessageSoFar, n: number): Stream.Stream<AskEvent, AskError> =>
   Stream.unwrap(Effect.gen(function*() {
     if (acc.usage) {
       conv.usage = {
@@ -674,7 +656,7 @@ const afterRound = (settings: AskSettings, conv: Conversation, acc: RoundAcc, n:
 const askRound = (settings: AskSettings, conv: Conversation, n: number): Stream.Stream<AskEvent, AskError> =>
   Stream.suspend(() => {
     const { options } = settings
-    const acc: RoundAcc = { content: "", tools: new Map(), finish: null, usage: undefined }
+    const acc = Chat.emptyMessage()
     const request: Chat.ChatRequest = {
       model: settings.model,
       messages: [...conv.messages],
