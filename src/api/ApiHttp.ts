@@ -158,6 +158,19 @@ const timeoutOf = (client: Client, call: Call, options: CallOptions.Options): Du
     ? client.settings.streamTimeout
     : client.settings.timeout
 
+/**
+ * Fails with `TransportError` `timeout` when `self` takes longer than the call's time-out; the
+ * message is the endpoint followed by `what(time-out)`.
+ */
+const timeoutAs = (client: Client, call: Call, options: CallOptions.Options, what: (after: Duration.Duration) => string) => {
+  const after = timeoutOf(client, call, options)
+  return <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | RagError.TransportError, R> =>
+    Effect.timeoutFail(self, {
+      duration: after,
+      onTimeout: () => new RagError.TransportError({ endpoint: call.endpoint, reason: "timeout", message: `${call.endpoint} ${what(after)}` })
+    })
+}
+
 const buildRequest = (client: Client, call: Call, idempotencyKey: string | undefined, options: CallOptions.Options) =>
   Effect.gen(function*() {
     const absolute = /^https?:\/\//i.test(call.path)
@@ -204,15 +217,7 @@ const attempt = (client: Client, ctx: Attempt) =>
     const { call, options } = ctx
     const request = yield* buildRequest(client, call, ctx.idempotencyKey, options)
     const response = yield* client.httpClient.execute(request).pipe(
-      Effect.timeoutFail({
-        duration: timeoutOf(client, call, options),
-        onTimeout: () =>
-          new RagError.TransportError({
-            endpoint: call.endpoint,
-            reason: "timeout",
-            message: `${call.endpoint} timed out after ${Duration.format(timeoutOf(client, call, options))}`
-          })
-      }),
+      timeoutAs(client, call, options, (after) => `timed out after ${Duration.format(after)}`),
       Effect.catchTags({
         RequestError: (error) =>
           Effect.fail(
@@ -297,15 +302,7 @@ const withRetries = <A>(client: Client, call: Call, f: (attempt: Attempt) => Eff
 
 const readBody = (client: Client, call: Call, options: CallOptions.Options, response: HttpClientResponse.HttpClientResponse) =>
   response.arrayBuffer.pipe(
-    Effect.timeoutFail({
-      duration: timeoutOf(client, call, options),
-      onTimeout: () =>
-        new RagError.TransportError({
-          endpoint: call.endpoint,
-          reason: "timeout",
-          message: `${call.endpoint} timed out while reading the response body`
-        })
-    }),
+    timeoutAs(client, call, options, () => "timed out while reading the response body"),
     Effect.catchTag("ResponseError", (error) =>
       Effect.fail(
         new RagError.TransportError({

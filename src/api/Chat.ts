@@ -398,6 +398,33 @@ const step = (acc: Acc, chunk: ChatChunk): Acc => {
 }
 
 /**
+ * A streamed assistant message as far as it came: the chunks of choice 0 added up by
+ * {@link addChunk} (content joined, tool-call pieces joined by `index`, the finish reason and
+ * usage once they come). What {@link foldStream} folds with, for a caller that reads the chunks
+ * itself.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type MessageSoFar = Acc
+
+/**
+ * A message of which no chunk came yet.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const emptyMessage: () => MessageSoFar = emptyAcc
+
+/**
+ * Adds one chunk (choice 0) to a {@link MessageSoFar}, in place, and returns it.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const addChunk: (message: MessageSoFar, chunk: ChatChunk) => MessageSoFar = step
+
+/**
  * Folds a stream of chunks into the final assistant message: content joined, tool-call pieces
  * joined by `index` (ids and names from the first piece that carries them).
  *

@@ -512,17 +512,11 @@ export const resolveCitations = (
   return { cited, citations, unknownCitations: unknown }
 }
 
-interface ToolAcc {
-  id: string
-  name: string
-  arguments: string
-}
-
-interface RoundAcc {
-  content: string
-  tools: Map<number, ToolAcc>
-  finish: string | null
-  usage: Chat.Usage | undefined
+/** A tool call of a round's message, its pieces joined. */
+interface ToolCallSoFar {
+  readonly id: string
+  readonly name: string
+  readonly arguments: string
 }
 
 const parseToolArgs = (raw: string): { query: string; limit: number | undefined } | string => {
@@ -537,6 +531,145 @@ const parseToolArgs = (raw: string): { query: string; limit: number | undefined 
     return "arguments are not valid JSON"
   }
 }
+
+/** What an asked question's rounds read: fixed once the question is asked. */
+interface AskSettings {
+  readonly question: string
+  readonly options: AskOptions
+  readonly chat: Chat.Service
+  readonly model: string
+  readonly collection: Collection
+  readonly scope: ReadScope
+  readonly limit: number
+  readonly maxChars: number
+  /** Whether the search tool is offered (tools on and at least one tool round). */
+  readonly offer: boolean
+  readonly maxRounds: number
+}
+
+/**
+ * What an asked question's rounds build up: the sources (numbered once, in order found; a chunk
+ * found again keeps its first number), the messages sent, the searches, the answer's text and
+ * the tokens used.
+ */
+interface Conversation {
+  readonly sources: Array<Source>
+  readonly byId: Map<string, Source>
+  readonly messages: Array<Chat.Message>
+  readonly searches: Array<ToolSearch>
+  text: string
+  usage: Answer["usage"]
+}
+
+/** The sources of hits, numbered: a hit seen before keeps its number, a new one gets the next. */
+const numberHits = (conv: Conversation, hits: ReadonlyArray<Hit>): Array<Source> =>
+  hits.map((h) => {
+    const known = conv.byId.get(h.id)
+    if (known) return known
+    const s = toSource(h, conv.sources.length + 1)
+    conv.sources.push(s)
+    conv.byId.set(h.id, s)
+    return s
+  })
+
+/** Runs a tool call of the model: the search tool's results as the tool's message, and its events. */
+const runTool = (settings: AskSettings, conv: Conversation, call: ToolCallSoFar, round: number) =>
+  Effect.gen(function*() {
+    if (call.name !== searchToolName) {
+      return { events: [] as Array<AskEvent>, content: `error: unknown tool ${JSON.stringify(call.name)}; the only tool is ${searchToolName}` }
+    }
+    const args = parseToolArgs(call.arguments)
+    if (typeof args === "string") return { events: [] as Array<AskEvent>, content: `error: ${args}` }
+    const found = yield* retrieveIn(settings.collection, args.query, settings.options, args.limit ?? settings.limit, settings.scope)
+    const before = conv.sources.length
+    const numbered = numberHits(conv, found.hits)
+    conv.searches.push({ query: args.query, sources: numbered.map((s) => s.n) })
+    const content = numbered.length === 0
+      ? `No sources found for ${JSON.stringify(args.query)}.`
+      : numbered.map((s) =>
+        s.n > before
+          ? `${sourceHeader(s)}\n${formatSources([s], settings.maxChars).split("\n").slice(1).join("\n")}`
+          : `${sourceHeader(s)} (already listed above)`
+      ).join("\n\n")
+    const events: Array<AskEvent> = [
+      { _tag: "ToolCall", round, name: call.name, query: args.query },
+      { _tag: "Sources", round, query: args.query, sources: numbered }
+    ]
+    return { events, content }
+  })
+
+/** The answer once the last round ended. */
+const finishAnswer = (settings: AskSettings, conv: Conversation, acc: Chat.MessageSoFar): Answer => ({
+  question: settings.question,
+  text: conv.text,
+  via: "chat",
+  model: settings.model,
+  sources: [...conv.sources],
+  ...resolveCitations(conv.text, conv.sources),
+  searches: [...conv.searches],
+  finishReason: acc.finish_reason,
+  usage: conv.usage
+})
+
+/** Adds a streamed chunk to the round's message (see `Chat.addChunk`); the text it adds as a `Delta`. */
+const accumulate = (conv: Conversation, acc: Chat.MessageSoFar, chunk: Chat.ChatChunk): Option.Option<AskEvent> => {
+  Chat.addChunk(acc, chunk)
+  const t = chunk.choices.find((x) => x.index === 0)?.delta.content
+  if (!t) return Option.none()
+  conv.text += t
+  return Option.some({ _tag: "Delta", text: t })
+}
+
+/**
+ * After round `n`: counts its tokens; `Done` when the model called no tool (or no more rounds
+ * are allowed), else runs the tool calls, adds them and their results to the messages, and
+ * goes on with the next round.
+ */
+const afterRound = (settings: AskSettings, conv: Conversation, acc: Chat.MessageSoFar, n: number): Stream.Stream<AskEvent, AskError> =>
+  Stream.unwrap(Effect.gen(function*() {
+    if (acc.usage) {
+      conv.usage = {
+        promptTokens: (conv.usage?.promptTokens ?? 0) + (acc.usage.prompt_tokens ?? 0),
+        completionTokens: (conv.usage?.completionTokens ?? 0) + (acc.usage.completion_tokens ?? 0)
+      }
+    }
+    const calls = [...acc.tools.entries()].sort(([a], [b]) => a - b).map(([, t]) => t)
+    if (calls.length === 0 || !settings.offer || n >= settings.maxRounds) {
+      return Stream.make<[AskEvent]>({ _tag: "Done", answer: finishAnswer(settings, conv, acc) })
+    }
+    const ids = calls.map((call, i) => call.id || `call_${n}_${i}`)
+    conv.messages.push({
+      role: "assistant",
+      content: acc.content === "" ? null : acc.content,
+      tool_calls: calls.map((call, i) => ({ id: ids[i]!, type: "function" as const, function: { name: call.name, arguments: call.arguments } }))
+    })
+    const events: Array<AskEvent> = []
+    for (const [i, call] of calls.entries()) {
+      const result = yield* runTool(settings, conv, call, n + 1)
+      events.push(...result.events)
+      conv.messages.push({ role: "tool", tool_call_id: ids[i]!, content: result.content })
+    }
+    return Stream.concat(Stream.fromIterable(events), askRound(settings, conv, n + 1))
+  }))
+
+/** Round `n`: the chat's answer streamed as `Delta`s, then what follows it ({@link afterRound}). */
+const askRound = (settings: AskSettings, conv: Conversation, n: number): Stream.Stream<AskEvent, AskError> =>
+  Stream.suspend(() => {
+    const { options } = settings
+    const acc = Chat.emptyMessage()
+    const request: Chat.ChatRequest = {
+      model: settings.model,
+      messages: [...conv.messages],
+      ...(settings.offer ? { tools: [searchTool], tool_choice: n < settings.maxRounds ? "auto" as const : "none" as const } : {}),
+      ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
+      ...(options.maxTokens !== undefined ? { max_tokens: options.maxTokens } : {})
+    }
+    const deltas = settings.chat.stream(request).pipe(
+      Stream.mapError(mapChatError),
+      Stream.filterMap((chunk) => accumulate(conv, acc, chunk))
+    )
+    return Stream.concat(deltas, afterRound(settings, conv, acc, n))
+  })
 
 /**
  * Asks a question about a collection, streamed: a `Sources` event (the initial retrieval), the
@@ -558,127 +691,28 @@ export const askStream = <C extends CollectionRef>(
     const model = yield* modelOf(chat, options.model)
     const c = yield* openRef(collection)
     const limit = options.limit ?? 6
-    const maxChars = options.maxSourceChars ?? 1500
-    const tools = options.tools ?? true
     const maxRounds = Math.max(0, options.maxToolRounds ?? 2)
-    const first = yield* retrieveIn(c, question, { ...options, limit }, limit, scope)
-
-    // Sources keep their number across rounds; a chunk found again keeps its first number.
-    const sources: Array<Source> = []
-    const byId = new Map<string, Source>()
-    const number = (hits: ReadonlyArray<Hit>): Array<Source> =>
-      hits.map((h) => {
-        const known = byId.get(h.id)
-        if (known) return known
-        const s = toSource(h, sources.length + 1)
-        sources.push(s)
-        byId.set(h.id, s)
-        return s
-      })
-    const initial = number(first.hits)
-    const messages: Array<Chat.Message> = [
-      { role: "system", content: `${options.instructions ?? defaultInstructions}${tools && maxRounds > 0 ? ` ${toolInstructions}` : ""}` },
-      { role: "user", content: userPrompt(question, initial, maxChars) }
-    ]
-    const searches: Array<ToolSearch> = []
-    let text = ""
-    let usage: Answer["usage"]
-
-    const runTool = (call: ToolAcc, round: number) =>
-      Effect.gen(function*() {
-        if (call.name !== searchToolName) {
-          return { events: [] as Array<AskEvent>, content: `error: unknown tool ${JSON.stringify(call.name)}; the only tool is ${searchToolName}` }
-        }
-        const args = parseToolArgs(call.arguments)
-        if (typeof args === "string") return { events: [] as Array<AskEvent>, content: `error: ${args}` }
-        const found = yield* retrieveIn(c, args.query, options, args.limit ?? limit, scope)
-        const before = sources.length
-        const numbered = number(found.hits)
-        searches.push({ query: args.query, sources: numbered.map((s) => s.n) })
-        const content = numbered.length === 0
-          ? `No sources found for ${JSON.stringify(args.query)}.`
-          : numbered.map((s) => s.n > before ? `${sourceHeader(s)}\n${formatSources([s], maxChars).split("\n").slice(1).join("\n")}` : `${sourceHeader(s)} (already listed above)`).join("\n\n")
-        const events: Array<AskEvent> = [
-          { _tag: "ToolCall", round, name: call.name, query: args.query },
-          { _tag: "Sources", round, query: args.query, sources: numbered }
-        ]
-        return { events, content }
-      })
-
-    const finish = (acc: RoundAcc): Answer => ({
+    const offer = (options.tools ?? true) && maxRounds > 0
+    const settings: AskSettings = {
       question,
-      text,
-      via: "chat",
+      options,
+      chat,
       model,
-      sources: [...sources],
-      ...resolveCitations(text, sources),
-      searches: [...searches],
-      finishReason: acc.finish,
-      usage
-    })
-
-    const round = (n: number): Stream.Stream<AskEvent, AskError> =>
-      Stream.suspend(() => {
-        const acc: RoundAcc = { content: "", tools: new Map(), finish: null, usage: undefined }
-        const offer = tools && maxRounds > 0
-        const request: Chat.ChatRequest = {
-          model,
-          messages: [...messages],
-          ...(offer ? { tools: [searchTool], tool_choice: n < maxRounds ? "auto" as const : "none" as const } : {}),
-          ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
-          ...(options.maxTokens !== undefined ? { max_tokens: options.maxTokens } : {})
-        }
-        const deltas = chat.stream(request).pipe(
-          Stream.mapError(mapChatError),
-          Stream.filterMap((chunk): Option.Option<AskEvent> => {
-            if (chunk.usage) acc.usage = chunk.usage
-            const choice = chunk.choices.find((x) => x.index === 0)
-            if (choice === undefined) return Option.none()
-            if (choice.finish_reason) acc.finish = choice.finish_reason
-            for (const piece of choice.delta.tool_calls ?? []) {
-              const cur = acc.tools.get(piece.index) ?? { id: "", name: "", arguments: "" }
-              acc.tools.set(piece.index, {
-                id: piece.id ?? cur.id,
-                name: cur.name + (piece.function?.name ?? ""),
-                arguments: cur.arguments + (piece.function?.arguments ?? "")
-              })
-            }
-            const t = choice.delta.content
-            if (!t) return Option.none()
-            acc.content += t
-            text += t
-            return Option.some({ _tag: "Delta", text: t })
-          })
-        )
-        const next = Stream.unwrap(Effect.gen(function*() {
-          if (acc.usage) {
-            usage = {
-              promptTokens: (usage?.promptTokens ?? 0) + (acc.usage.prompt_tokens ?? 0),
-              completionTokens: (usage?.completionTokens ?? 0) + (acc.usage.completion_tokens ?? 0)
-            }
-          }
-          const calls = [...acc.tools.entries()].sort(([a], [b]) => a - b).map(([, t]) => t)
-          if (calls.length === 0 || !offer || n >= maxRounds) {
-            return Stream.make<[AskEvent]>({ _tag: "Done", answer: finish(acc) })
-          }
-          const ids = calls.map((call, i) => call.id || `call_${n}_${i}`)
-          messages.push({
-            role: "assistant",
-            content: acc.content === "" ? null : acc.content,
-            tool_calls: calls.map((call, i) => ({ id: ids[i]!, type: "function" as const, function: { name: call.name, arguments: call.arguments } }))
-          })
-          const events: Array<AskEvent> = []
-          for (const [i, call] of calls.entries()) {
-            const result = yield* runTool(call, n + 1)
-            events.push(...result.events)
-            messages.push({ role: "tool", tool_call_id: ids[i]!, content: result.content })
-          }
-          return Stream.concat(Stream.fromIterable(events), round(n + 1))
-        }))
-        return Stream.concat(deltas, next)
-      })
-
-    return Stream.concat(Stream.make<[AskEvent]>({ _tag: "Sources", round: 0, query: question, sources: initial }), round(0))
+      collection: c,
+      scope,
+      limit,
+      maxChars: options.maxSourceChars ?? 1500,
+      offer,
+      maxRounds
+    }
+    const first = yield* retrieveIn(c, question, { ...options, limit }, limit, scope)
+    const conv: Conversation = { sources: [], byId: new Map(), messages: [], searches: [], text: "", usage: undefined }
+    const initial = numberHits(conv, first.hits)
+    conv.messages.push(
+      { role: "system", content: `${options.instructions ?? defaultInstructions}${offer ? ` ${toolInstructions}` : ""}` },
+      { role: "user", content: userPrompt(question, initial, settings.maxChars) }
+    )
+    return Stream.concat(Stream.make<[AskEvent]>({ _tag: "Sources", round: 0, query: question, sources: initial }), askRound(settings, conv, 0))
   }))
 
 /**

@@ -65,10 +65,20 @@ import * as State from "./internal/ingest-state.js"
 // Inputs
 // =============================================================================
 
-/** Something to ingest: a file or folder, a page, or a site to crawl. */
+/**
+ * Something to ingest: a file or folder, a page, or a site to crawl.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Source = Stages.SourceSpec
 
-/** Source constructors. */
+/**
+ * Source constructors.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const Source = {
   /** A file or folder. */
   path: (path: string): Source => ({ _tag: "Path", path }),
@@ -80,7 +90,12 @@ export const Source = {
   parse: (arg: string): Source => (/^https?:\/\//i.test(arg) ? { _tag: "Url", url: arg } : { _tag: "Path", path: arg })
 } as const
 
-/** What to ingest, and where. */
+/**
+ * What to ingest, and where.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Request {
   /** The sources, in order. The same document reached twice is ingested once. */
   readonly sources: ReadonlyArray<Source>
@@ -102,22 +117,40 @@ export interface Request {
   readonly prune?: boolean | undefined
 }
 
-/** An embedder: an id (stored as the collection's embedding model) and the service. */
+/**
+ * An embedder: an id (stored as the collection's embedding model) and the service.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Embedder = Stages.Embedder
 
-/** The upload options of a run that sets none: OCR on (see {@link Options.upload}). */
+/**
+ * The upload options of a run that sets none: OCR on (see {@link Options.upload}).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultUploadOptions: Upload.UploadOptions = { enable_ocr: true }
 
 /**
  * A per-source access rule: documents whose id starts with `prefix` (a `file://` URL of a
  * folder or file, or a URL) get `access`. The longest matching prefix wins.
+ *
+ * @since 0.1.0
+ * @category models
  */
 export interface AccessRule {
   readonly prefix: string
   readonly access: ReadonlyArray<string>
 }
 
-/** The access list of a document id under a run's options (see the module doc). */
+/**
+ * The access list of a document id under a run's options (see the module doc).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const accessOf = (
   documentId: string,
   options: Pick<Options, "access" | "accessRules">
@@ -129,7 +162,12 @@ export const accessOf = (
   return best?.access ?? options.access
 }
 
-/** Settings of a run. Every field is optional. */
+/**
+ * Settings of a run. Every field is optional.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Options {
   /**
    * The access list of every document of the run (principal ids, group names, `*` for
@@ -181,30 +219,58 @@ export interface Options {
 // Errors, events, summary
 // =============================================================================
 
-/** A source that cannot be read: missing path, unreadable folder, bad URL, failed crawl, no web service. */
+/**
+ * A source that cannot be read: missing path, unreadable folder, bad URL, failed crawl, no web service.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export { SourceError } from "./internal/ingest-stages.js"
 
-/** Why one document failed. */
+/**
+ * Why one document failed.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export type DocumentError = Stages.DocumentError
 
 /**
  * A special file a folder held (or a path named): a FIFO, socket or device, or a symbolic link
  * to one. It is skipped without being opened (reading a FIFO waits for a writer for ever):
  * listed in `Summary.ignored`, neither a document nor a failure.
+ *
+ * @since 0.1.0
+ * @category models
  */
 export type Ignored = Stages.Ignored
 
-/** A document that failed, with its typed error. */
+/**
+ * A document that failed, with its typed error.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Failure {
   readonly source: string
   readonly documentId: string
   readonly error: DocumentError
 }
 
-/** What ends a run early: the store failed, or the embedder could not be probed. */
+/**
+ * What ends a run early: the store failed, or the embedder could not be probed.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export type IngestError = VectorStoreError | RagError.ApiError
 
-/** The summary of a run. */
+/**
+ * The summary of a run.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Summary {
   readonly collection: string
   /** Documents found (after dedupe), including failed ones. */
@@ -244,10 +310,20 @@ export interface Summary {
   readonly writeMs: number
 }
 
-/** A page of a crawled site that answered an HTTP error. */
+/**
+ * A page of a crawled site that answered an HTTP error.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type BrokenPage = Stages.BrokenPage
 
-/** A progress event. */
+/**
+ * A progress event.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type ProgressEvent =
   /** The known number of documents grew (folders counted up front, sites once crawled). */
   | { readonly _tag: "Planned"; readonly total: number }
@@ -607,6 +683,9 @@ const prepare = (request: Request, options: Options): Effect.Effect<RunContext, 
  *
  * It composes the stages of `internal/ingest-stages.ts` (enumerate, load, extract, embed, write),
  * the same ones the queue workers of `IngestQueue` compose.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const run = (
   request: Request,
@@ -631,6 +710,9 @@ export const run = (
  * The progress events of a run as a stream, ending with `Finished` (which carries the summary).
  * The run is backpressured by the consumer (a bounded queue of 1,024 events), so a slow consumer
  * slows the run instead of buffering without limit. The stream fails when the run fails.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const events = (
   request: Request,
@@ -646,30 +728,56 @@ export const events = (
     return Stream.fromQueue(queue).pipe(Stream.flattenTake)
   }))
 
-/** The spec of an ingest collection (the declared fields `source`, `source_hash`, `page`, `type`). */
+/**
+ * The spec of an ingest collection (the declared fields `source`, `source_hash`, `page`, `type`).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const collectionSpec = State.collectionSpec
 
-/** The metadata fields an ingest declares (usable in query filters). */
+/**
+ * The metadata fields an ingest declares (usable in query filters).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const fields = State.fields
 
-/** The name of a collection's manifest collection (`<name>__ingest`). */
+/**
+ * The name of a collection's manifest collection (`<name>__ingest`).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const manifestName = State.manifestName
 
 /**
  * Whether a collection name is a manifest collection (hidden from listings). Names ending with
  * `__ingest` are reserved: `run` refuses them as a collection (`InvalidInput`).
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const isManifest = State.isManifest
 
 /**
  * Drops a collection and its manifest. A manifest's own name (`<name>__ingest`) fails with
  * `InvalidInput`: dropping a manifest alone would make every document look incomplete.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const dropCollection = (name: string): Effect.Effect<void, VectorStoreError, VectorStore> =>
   State.isManifest(name) ? Effect.fail(State.reservedName(name)) : Effect.flatMap(VectorStore, (store) =>
     store.drop(name).pipe(Effect.zipRight(store.drop(State.manifestName(name)))))
 
-/** Reads a collection's completed documents (its manifest markers): id, hash and chunk count. */
+/**
+ * Reads a collection's completed documents (its manifest markers): id, hash and chunk count.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const completedDocuments = (
   collection: Collection,
   manifest: Collection

@@ -796,11 +796,6 @@ export const isPermanent = (e: {
   }
 }
 
-interface Pending {
-  readonly prepared: Stages.Prepared
-  readonly done: Deferred.Deferred<number, DocumentError | VectorStoreError | QueueError>
-}
-
 /**
  * Reports the Redis connection of a worker while it is down (`ConnectionLost` once, then
  * `ConnectionRestored` with the time it was down) and runs `onRestored` when it comes back;
@@ -848,6 +843,342 @@ const watchConnection = (
     )
   })
 
+
+// =============================================================================
+// Worker: its parts
+// =============================================================================
+//
+// A worker is composed of the parts below, in the order it acquires them (and releases them in
+// reverse): its queue, claimed for the collection and store ({@link claimQueue}); the watch on
+// its Redis connection ({@link superviseConnection}); the collection it writes to
+// ({@link openSink}); the write batcher ({@link startWriter}); the BullMQ worker that takes jobs
+// ({@link startBullWorker}), each processed by {@link processJob}; and, with `untilEmpty`, the
+// drain ({@link drain}). The parts share no closure: what they read is passed in, and what they
+// change is the {@link Tally} and the batcher's {@link BatcherState}.
+
+/** A worker's counts (its summary's figures), added to by its parts as jobs and batches end. */
+interface Tally {
+  ingested: number
+  skipped: number
+  failed: number
+  failedJobs: number
+  chunks: number
+  batches: number
+  writes: number
+  writeMs: number
+  lockWaitMs: number
+}
+
+const newTally = (): Tally => ({
+  ingested: 0,
+  skipped: 0,
+  failed: 0,
+  failedJobs: 0,
+  chunks: 0,
+  batches: 0,
+  writes: 0,
+  writeMs: 0,
+  lockWaitMs: 0
+})
+
+/** Runs a store write and adds its time to the tally's `writeMs`. */
+const timedIn = (tally: Tally) => <A, E>(write: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+  Effect.map(Effect.timed(write), ([d, a]) => {
+    tally.writeMs += Duration.toMillis(d)
+    return a
+  })
+
+/** A queue as {@link openQueue} opens it. */
+type OpenQueue = Effect.Effect.Success<ReturnType<typeof openQueue>>
+
+/** A worker's queue: open, and recorded for (or checked to be of) its collection and store. */
+interface WorkerQueue extends OpenQueue {
+  readonly collection: string
+  /** Whether the queue's identity is still in Redis (gone: Redis came back empty, or was flushed). */
+  readonly identityPresent: Effect.Effect<boolean, QueueError>
+  /** The error of a queue whose identity is gone: its jobs are gone with it. */
+  readonly queueLost: QueueError
+}
+
+/**
+ * Opens the worker's queue (commands wait through Redis outages) and records its identity, or
+ * checks the recorded one (`store_mismatch`), before any job is taken and anything is created.
+ */
+const claimQueue = (config: QueueConfig, options: WorkerOptions): Effect.Effect<WorkerQueue, QueueError | RagError.MissingPackage, Scope.Scope> =>
+  Effect.gen(function*() {
+    const collection = options.collection
+    const opened = yield* openQueue(config, collection, true)
+    const { client, conn, prefix } = opened
+    const store = options.store === undefined ? undefined : storeIdentity(options.store)
+    yield* checkIdentity(yield* claimIdentity(client, prefix, collection, store), conn.display, collection, store)
+    return {
+      ...opened,
+      collection,
+      identityPresent: Effect.map(
+        operation("reading the queue's identity", () => client.hexists(identityKey(prefix, collection), "collection")),
+        (n) => n > 0
+      ),
+      queueLost: new QueueError({
+        reason: "queue_lost",
+        message: `Redis at ${conn.display} holds no queue for collection ${collection} any more (restarted empty, or flushed): ` +
+          "its jobs are gone; enqueue the documents again"
+      })
+    }
+  })
+
+/**
+ * Reports the queue's Redis outages while they last; when Redis is back without the queue's
+ * identity (restarted empty), the returned deferred fails with `queue_lost`, which ends the worker.
+ */
+const superviseConnection = (
+  q: WorkerQueue,
+  emit: (event: WorkerEvent) => Effect.Effect<void>
+): Effect.Effect<Deferred.Deferred<never, QueueError>, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const lost = yield* Deferred.make<never, QueueError>()
+    const checkQueue = q.identityPresent.pipe(
+      Effect.flatMap((present) => (present ? Effect.void : Deferred.fail(lost, q.queueLost))),
+      Effect.ignore
+    )
+    yield* watchConnection(q.client, q.conn.display, emit, checkQueue)
+    return lost
+  })
+
+/** The collection a worker writes to, and how: batches embedded, then written under the writer lock. */
+interface Sink {
+  readonly collection: string
+  readonly embedder: Stages.Embedder | undefined
+  readonly embedding: { readonly model: string; readonly dimension: number } | undefined
+  readonly target: Stages.Target
+  /** The documents stored complete when the worker started (a first attempt skips them). */
+  readonly state: State.StoredState
+  /** Runs a write holding the collection's writer lock. */
+  readonly withWriter: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | QueueError, R>
+  readonly tally: Tally
+}
+
+/**
+ * Probes the embedder, opens the collection (created under the writer lock: several workers
+ * start at once) and reads which documents it holds complete.
+ */
+const openSink = (
+  q: WorkerQueue,
+  options: WorkerOptions,
+  tally: Tally
+): Effect.Effect<Sink, QueueError | VectorStoreError | RagError.ApiError, VectorStore> =>
+  Effect.gen(function*() {
+    const vectorStore = yield* VectorStore
+    const withWriter = writerLock(q.client, `${q.prefix}:${queueName(q.collection)}:writer`, Math.max(500, options.writerLockMs ?? 10_000))
+    const embedding = yield* Stages.probeEmbedding(options.embedder)
+    const target = yield* withWriter(Stages.open(vectorStore, q.collection, embedding))
+    const state = yield* State.load(target.main, target.manifest)
+    return { collection: q.collection, embedder: options.embedder, embedding, target, state, withWriter, tally }
+  })
+
+/** What a job's document fails with: its own error, or its batch's. */
+type JobFailure = DocumentError | VectorStoreError | QueueError
+
+/** A prepared document waiting for its batch, and the deferred that gets the batch's outcome. */
+interface Pending {
+  readonly prepared: Stages.Prepared
+  readonly done: Deferred.Deferred<number, JobFailure>
+}
+
+/** The write batcher's state: whether anything was written since the last index upkeep. */
+interface BatcherState {
+  dirty: boolean
+}
+
+/**
+ * Embeds a batch and writes it under the writer lock; each document's deferred gets its chunk
+ * count once the batch's markers are sealed, or the batch's error.
+ */
+const writeBatch = (sink: Sink, batcher: BatcherState, entries: ReadonlyArray<Pending>): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    const { tally } = sink
+    const embedded = yield* Effect.either(Stages.embed(sink.embedder, sink.embedding, sink.collection, entries.map((e) => e.prepared)))
+    if (embedded._tag === "Left") {
+      return yield* Effect.forEach(entries, (e) => Deferred.fail(e.done, embedded.left), { discard: true })
+    }
+    const waitStart = Date.now()
+    const written = yield* Effect.either(sink.withWriter(Effect.suspend(() => {
+      tally.lockWaitMs += Date.now() - waitStart
+      return Stages.write(sink.target, embedded.right, timedIn(tally))
+    })))
+    if (written._tag === "Left") {
+      return yield* Effect.forEach(entries, (e) => Deferred.fail(e.done, written.left), { discard: true })
+    }
+    tally.batches++
+    tally.writes += written.right.writes
+    batcher.dirty = true
+    yield* Effect.forEach(entries, (e) => Deferred.succeed(e.done, e.prepared.chunks.length), { discard: true })
+  }).pipe(Effect.withSpan("Ingest.write", { attributes: { "effect_rag.documents": entries.length } }))
+
+/** The write side of a worker, as its jobs and its drain use it. */
+interface Writer {
+  /** Hands a prepared document to the batcher: succeeds with its chunk count once its batch is sealed. */
+  readonly submit: (prepared: Stages.Prepared) => Effect.Effect<number, JobFailure>
+  /** Index upkeep (under the writer lock), when this worker wrote anything since the last. */
+  readonly upkeep: Effect.Effect<void, VectorStoreError | QueueError>
+}
+
+/**
+ * Starts the write batcher: prepared documents are grouped into batches (up to
+ * `batchDocuments`, or what arrived within `batchWindow`) and written one batch at a time. It
+ * runs until the scope closes, after the BullMQ worker has finished the jobs in hand.
+ */
+const startWriter = (sink: Sink, options: WorkerOptions): Effect.Effect<Writer, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const batcher: BatcherState = { dirty: false }
+    const pending = yield* Effect.acquireRelease(Queue.unbounded<Pending>(), Queue.shutdown)
+    yield* Stream.fromQueue(pending).pipe(
+      Stream.groupedWithin(Math.max(1, options.batchDocuments ?? 256), Math.max(1, options.batchWindow ?? 200)),
+      Stream.mapEffect((g) => writeBatch(sink, batcher, C.toReadonlyArray(g))),
+      Stream.runDrain,
+      Effect.forkScoped
+    )
+    return {
+      submit: (prepared) =>
+        Effect.gen(function*() {
+          const done = yield* Deferred.make<number, JobFailure>()
+          yield* Queue.offer(pending, { prepared, done })
+          return yield* Deferred.await(done)
+        }),
+      upkeep: Effect.suspend(() => {
+        if (!batcher.dirty) return Effect.void
+        batcher.dirty = false
+        return sink.withWriter(timedIn(sink.tally)(sink.target.main.optimize())).pipe(Effect.tap(() => Effect.sync(() => void sink.tally.writes++)))
+      })
+    }
+  })
+
+/** What processing a job reads: the engines, the run's settings, the stored state, the writer. */
+interface JobContext {
+  readonly upload: Upload.Upload["Type"]
+  readonly web: Option.Option<Web.Web["Type"]>
+  readonly emit: (event: WorkerEvent) => Effect.Effect<void>
+  readonly fingerprint: string
+  readonly uploadOptions: Upload.UploadOptions
+  readonly state: State.StoredState
+  readonly writer: Writer
+  readonly tally: Tally
+}
+
+/**
+ * One job: loads the document, skips it when it is stored complete (on a first attempt only: a
+ * redo, another attempt or a stalled job, always checks for other generations), else extracts it
+ * and waits until its batch is written. A failure is reported as a `Failed` event, then fails the job.
+ */
+const processJob = (ctx: JobContext, job: Job<JobData>): Effect.Effect<void, JobFailure> =>
+  Effect.gen(function*() {
+    const item = job.data.item
+    const loaded = yield* Stages.load(item, ctx.web).pipe(Effect.withSpan("Ingest.load"))
+    const x = Stages.hash(ctx.fingerprint, item, loaded)
+    if (job.attemptsStarted <= 1 && State.isComplete(ctx.state, item.documentId, x.hash)) {
+      ctx.tally.skipped++
+      return yield* ctx.emit({ _tag: "Skipped", source: item.source, documentId: item.documentId })
+    }
+    const prepared = yield* Stages.extract(ctx.upload, ctx.uploadOptions, x, true).pipe(Effect.withSpan("Ingest.extract"))
+    const n = yield* ctx.writer.submit(prepared)
+    ctx.tally.ingested++
+    ctx.tally.chunks += n
+    yield* ctx.emit({ _tag: "Ingested", source: item.source, documentId: item.documentId, chunks: n })
+  }).pipe(
+    Effect.tapError((e) => reportFailure(ctx, job, e)),
+    Effect.withSpan("IngestQueue.job")
+  )
+
+/** Counts a failed attempt and emits its `Failed` event: final when permanent or the job's last attempt. */
+const reportFailure = (ctx: JobContext, job: Job<JobData>, e: JobFailure): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    const attempts = Math.max(1, job.opts.attempts ?? 1)
+    const attempt = job.attemptsMade + 1
+    const permanent = isPermanent(e)
+    const final = permanent || attempt >= attempts
+    ctx.tally.failed++
+    if (final) ctx.tally.failedJobs++
+    return ctx.emit({
+      _tag: "Failed",
+      source: job.data.item.source,
+      documentId: job.data.item.documentId,
+      error: parseError(formatError(e)),
+      permanent,
+      final,
+      attempt,
+      attempts
+    })
+  })
+
+/**
+ * Starts the BullMQ worker that takes the queue's jobs and runs `process` on each (in
+ * `runtime`): a failure is thrown as BullMQ's `UnrecoverableError` when permanent (no retries),
+ * else as an error BullMQ retries with backoff. `onDrained` runs when the queue runs dry. When
+ * the scope closes, the worker finishes the jobs in hand (their batches are written by the
+ * batcher, which is still running) and closes.
+ */
+const startBullWorker = (
+  q: WorkerQueue,
+  options: WorkerOptions,
+  runtime: Runtime.Runtime<never>,
+  process: (job: Job<JobData>) => Effect.Effect<void, JobFailure>,
+  onDrained: () => void
+): Effect.Effect<BullWorker<JobData>, QueueError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const lockDuration = Math.max(1000, options.lockDuration ?? 30_000)
+    const bullWorker = yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        const w = new q.bull.Worker<JobData>(
+          queueName(q.collection),
+          async (job) => {
+            const exit = await Runtime.runPromiseExit(runtime)(process(job))
+            if (exit._tag === "Failure") {
+              const failure = Option.getOrUndefined(Cause.failureOption(exit.cause))
+              if (failure === undefined) throw new Error("Defect: the job ended unexpectedly")
+              throw isPermanent(failure) ? new q.bull.UnrecoverableError(formatError(failure)) : new Error(formatError(failure))
+            }
+          },
+          {
+            connection: { ...q.conn.options, maxRetriesPerRequest: null },
+            prefix: q.prefix,
+            concurrency: Math.max(1, options.concurrency ?? 64),
+            lockDuration,
+            stalledInterval: lockDuration,
+            maxStalledCount: 3
+          }
+        )
+        w.on("error", () => {}) // connection hiccups: ioredis reconnects
+        w.on("drained", onDrained)
+        return w
+      }),
+      (w) => Effect.promise(() => w.close().catch(() => undefined))
+    )
+    yield* operation("starting the worker", () => bullWorker.waitUntilReady())
+    return bullWorker
+  })
+
+/**
+ * The end of an `untilEmpty` worker: polls until the queue holds no waiting, delayed or running
+ * job (failing with `queue_lost` when its identity is gone: a Redis that came back empty is not
+ * a queue run dry), closes the BullMQ worker, waits for the upkeep the queue running dry started,
+ * and runs the last upkeep.
+ */
+const drain = (
+  q: WorkerQueue,
+  bullWorker: BullWorker<JobData>,
+  upkeeps: FiberSet.FiberSet<void, never>,
+  writer: Writer
+): Effect.Effect<void, QueueError | VectorStoreError> =>
+  Effect.gen(function*() {
+    const open = Effect.zipRight(
+      Effect.filterOrFail(q.identityPresent, (present) => present, () => q.queueLost),
+      operation("counting jobs", () => q.queue.getJobCounts("waiting", "active", "delayed", "prioritized", "paused", "waiting-children"))
+    ).pipe(Effect.map((c) => Object.values(c).reduce((a, b) => a + b, 0)))
+    yield* open.pipe(Effect.repeat({ schedule: Schedule.spaced("300 millis"), until: (n) => n === 0 }))
+    yield* Effect.promise(() => bullWorker.close())
+    yield* FiberSet.awaitEmpty(upkeeps)
+    yield* writer.upkeep
+  })
+
 /**
  * Runs a worker on a collection's queue until interrupted (or, with `untilEmpty`, until the queue
  * is empty), then closes it gracefully: the jobs in hand are finished (their batch written)
@@ -862,195 +1193,41 @@ export const worker = (
 ): Effect.Effect<WorkerSummary, QueueError | RagError.MissingPackage | VectorStoreError | RagError.ApiError, Upload.Upload | VectorStore> =>
   Effect.scoped(Effect.gen(function*() {
     const started = Date.now()
-    const vectorStore = yield* VectorStore
-    const upload = yield* Upload.Upload
-    const web = yield* Effect.serviceOption(Web.Web)
     const emit = options.onEvent ?? (() => Effect.void)
-    const collection = options.collection
-    const fingerprint = options.fingerprint ?? "v1"
-    const uploadOptions = options.upload ?? { enable_ocr: true }
-    const lockDuration = Math.max(1000, options.lockDuration ?? 30_000)
-    const { bull, client, conn, prefix, queue } = yield* openQueue(config, collection, true)
-    // --- the queue's identity: before any job is taken and anything is created -----------
-    const store = options.store === undefined ? undefined : storeIdentity(options.store)
-    yield* checkIdentity(yield* claimIdentity(client, prefix, collection, store), conn.display, collection, store)
-    const queueLost = new QueueError({
-      reason: "queue_lost",
-      message: `Redis at ${conn.display} holds no queue for collection ${collection} any more (restarted empty, or flushed): ` +
-        "its jobs are gone; enqueue the documents again"
-    })
-    const identityPresent = Effect.map(operation("reading the queue's identity", () => client.hexists(identityKey(prefix, collection), "collection")), (n) => n > 0)
-
-    // --- Redis outages: reported while they last; Redis back empty ends the worker ----------
-    const runtime = yield* Effect.runtime<never>()
-    const lost = yield* Deferred.make<never, QueueError>()
-    yield* watchConnection(client, conn.display, emit, identityPresent.pipe(
-      Effect.flatMap((present) => (present ? Effect.void : Deferred.fail(lost, queueLost))),
-      Effect.ignore
-    ))
-    const withWriter = writerLock(client, `${prefix}:${queueName(collection)}:writer`, Math.max(500, options.writerLockMs ?? 10_000))
-
-    let ingested = 0
-    let skipped = 0
-    let failed = 0
-    let failedJobs = 0
-    let chunks = 0
-    let batches = 0
-    let writes = 0
-    let writeMs = 0
-    let lockWaitMs = 0
-    let dirty = false
-    const timed = <A, E>(write: Effect.Effect<A, E>): Effect.Effect<A, E> =>
-      Effect.map(Effect.timed(write), ([d, a]) => {
-        writeMs += Duration.toMillis(d)
-        return a
-      })
-
-    // --- the collection (created under the writer lock: several workers start at once) ----
-    const embedding = yield* Stages.probeEmbedding(options.embedder)
-    const target = yield* withWriter(Stages.open(vectorStore, collection, embedding))
-    const state = yield* State.load(target.main, target.manifest)
-
-    // --- the write batcher ------------------------------------------------------------
-    const pending = yield* Effect.acquireRelease(Queue.unbounded<Pending>(), Queue.shutdown)
-    const writeBatch = (entries: ReadonlyArray<Pending>) =>
-      Effect.gen(function*() {
-        const embedded = yield* Effect.either(Stages.embed(options.embedder, embedding, collection, entries.map((e) => e.prepared)))
-        if (embedded._tag === "Left") {
-          yield* Effect.forEach(entries, (e) => Deferred.fail(e.done, embedded.left), { discard: true })
-          return
-        }
-        const waitStart = Date.now()
-        const written = yield* Effect.either(withWriter(Effect.suspend(() => {
-          lockWaitMs += Date.now() - waitStart
-          return Stages.write(target, embedded.right, timed)
-        })))
-        if (written._tag === "Left") {
-          yield* Effect.forEach(entries, (e) => Deferred.fail(e.done, written.left), { discard: true })
-          return
-        }
-        batches++
-        writes += written.right.writes
-        dirty = true
-        yield* Effect.forEach(entries, (e) => Deferred.succeed(e.done, e.prepared.chunks.length), { discard: true })
-      }).pipe(Effect.withSpan("Ingest.write", { attributes: { "effect_rag.documents": entries.length } }))
-    yield* Stream.fromQueue(pending).pipe(
-      Stream.groupedWithin(Math.max(1, options.batchDocuments ?? 256), Math.max(1, options.batchWindow ?? 200)),
-      Stream.mapEffect((g) => writeBatch(C.toReadonlyArray(g))),
-      Stream.runDrain,
-      Effect.forkScoped
-    )
-
-    /** Index upkeep once the queue ran dry (under the writer lock), when this worker wrote anything since the last. */
-    const upkeep = Effect.suspend(() => {
-      if (!dirty) return Effect.void
-      dirty = false
-      return withWriter(timed(target.main.optimize())).pipe(Effect.tap(() => Effect.sync(() => void writes++)))
-    })
-
-    // --- one job ----------------------------------------------------------------------
-    const processJob = (job: Job<JobData>) =>
-      Effect.gen(function*() {
-        const item = job.data.item
-        const loaded = yield* Stages.load(item, web).pipe(Effect.withSpan("Ingest.load"))
-        const x = Stages.hash(fingerprint, item, loaded)
-        // a redo (another attempt, a stalled job) always checks for other generations
-        if (job.attemptsStarted <= 1 && State.isComplete(state, item.documentId, x.hash)) {
-          skipped++
-          yield* emit({ _tag: "Skipped", source: item.source, documentId: item.documentId })
-          return
-        }
-        const prepared = yield* Stages.extract(upload, uploadOptions, x, true).pipe(Effect.withSpan("Ingest.extract"))
-        const done = yield* Deferred.make<number, DocumentError | VectorStoreError | QueueError>()
-        yield* Queue.offer(pending, { prepared, done })
-        const n = yield* Deferred.await(done)
-        ingested++
-        chunks += n
-        yield* emit({ _tag: "Ingested", source: item.source, documentId: item.documentId, chunks: n })
-      }).pipe(
-        Effect.tapError((e) =>
-          Effect.suspend(() => {
-            const attempts = Math.max(1, job.opts.attempts ?? 1)
-            const attempt = job.attemptsMade + 1
-            const permanent = isPermanent(e)
-            const final = permanent || attempt >= attempts
-            failed++
-            if (final) failedJobs++
-            return emit({
-              _tag: "Failed",
-              source: job.data.item.source,
-              documentId: job.data.item.documentId,
-              error: parseError(formatError(e)),
-              permanent,
-              final,
-              attempt,
-              attempts
-            })
-          })
-        ),
-        Effect.withSpan("IngestQueue.job")
-      )
-
+    const q = yield* claimQueue(config, options)
+    const lost = yield* superviseConnection(q, emit)
+    const tally = newTally()
+    const sink = yield* openSink(q, options, tally)
+    const writer = yield* startWriter(sink, options)
+    const ctx: JobContext = {
+      upload: yield* Upload.Upload,
+      web: yield* Effect.serviceOption(Web.Web),
+      emit,
+      fingerprint: options.fingerprint ?? "v1",
+      uploadOptions: options.upload ?? { enable_ocr: true },
+      state: sink.state,
+      writer,
+      tally
+    }
     // Upkeep started by the queue running dry: its fibers are awaited before an `untilEmpty`
     // worker returns, and interrupted when the worker stops (the writer lock is released
     // either way; a fiber left running at exit would hold it until it expires).
     const upkeeps = yield* FiberSet.make<void, never>()
     const runUpkeep = yield* FiberSet.runtime(upkeeps)<never>()
-    const bullWorker: BullWorker<JobData> = yield* Effect.acquireRelease(
-      Effect.sync(() => {
-        const w = new bull.Worker<JobData>(
-          queueName(collection),
-          async (job) => {
-            const exit = await Runtime.runPromiseExit(runtime)(processJob(job))
-            if (exit._tag === "Failure") {
-              const failure = Option.getOrUndefined(Cause.failureOption(exit.cause))
-              if (failure === undefined) throw new Error("Defect: the job ended unexpectedly")
-              // a permanent error fails the job at once: BullMQ does not retry it
-              throw isPermanent(failure) ? new bull.UnrecoverableError(formatError(failure)) : new Error(formatError(failure))
-            }
-          },
-          {
-            connection: { ...conn.options, maxRetriesPerRequest: null },
-            prefix,
-            concurrency: Math.max(1, options.concurrency ?? 64),
-            lockDuration,
-            stalledInterval: lockDuration,
-            maxStalledCount: 3
-          }
-        )
-        w.on("error", () => {}) // connection hiccups: ioredis reconnects
-        w.on("drained", () => void runUpkeep(Effect.ignore(upkeep)))
-        return w
-      }),
-      // finish the jobs in hand (their batches are written by the batcher, still running)
-      (w) => Effect.promise(() => w.close().catch(() => undefined))
-    )
-    yield* operation("starting the worker", () => bullWorker.waitUntilReady())
-
-    const run = Effect.gen(function*() {
-      if (options.untilEmpty !== true) return yield* Effect.never
-      // the queue's identity goes with its jobs: a Redis that came back empty is not a queue run dry
-      const open = Effect.zipRight(
-        Effect.filterOrFail(identityPresent, (present) => present, () => queueLost),
-        operation("counting jobs", () => queue.getJobCounts("waiting", "active", "delayed", "prioritized", "paused", "waiting-children"))
-      ).pipe(Effect.map((c) => Object.values(c).reduce((a, b) => a + b, 0)))
-      yield* open.pipe(Effect.repeat({ schedule: Schedule.spaced("300 millis"), until: (n) => n === 0 }))
-      yield* Effect.promise(() => bullWorker.close())
-      yield* FiberSet.awaitEmpty(upkeeps)
-      yield* upkeep
-    })
-    yield* Effect.raceFirst(run, Deferred.await(lost))
+    const runtime = yield* Effect.runtime<never>()
+    const bullWorker = yield* startBullWorker(q, options, runtime, (job) => processJob(ctx, job), () => void runUpkeep(Effect.ignore(writer.upkeep)))
+    yield* Effect.raceFirst(options.untilEmpty === true ? drain(q, bullWorker, upkeeps, writer) : Effect.never, Deferred.await(lost))
     return {
-      collection,
-      ingested,
-      skipped,
-      failed,
-      failedJobs,
-      chunks,
-      batches,
-      writes,
+      collection: options.collection,
+      ingested: tally.ingested,
+      skipped: tally.skipped,
+      failed: tally.failed,
+      failedJobs: tally.failedJobs,
+      chunks: tally.chunks,
+      batches: tally.batches,
+      writes: tally.writes,
       durationMs: Date.now() - started,
-      writeMs: Math.round(writeMs),
-      lockWaitMs
+      writeMs: Math.round(tally.writeMs),
+      lockWaitMs: tally.lockWaitMs
     }
   })).pipe(Effect.withSpan("IngestQueue.worker", { attributes: { collection: options.collection } }))

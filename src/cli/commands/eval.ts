@@ -44,6 +44,13 @@ const chatLayer = (model: string) =>
     return Chat.layer({ model }).pipe(Layer.provide(ApiHttp.layer), Layer.provide(RagConfig.layerConfig))
   }))
 
+/** `--model`, of both subcommands: what the model is for, and its default. */
+const modelOption = (what: string) =>
+  Options.text("model").pipe(Options.withPseudoName("MODEL"), Options.optional, Options.withDescription(`${what} (default: $EFFECT_RAG_CHAT_MODEL)`))
+
+/** The chat model: `--model`, else `EFFECT_RAG_CHAT_MODEL` (environment or config file). */
+const chatModel = (given: Option.Option<string>) => Option.isSome(given) ? Effect.succeed(given) : Shared.setting("EFFECT_RAG_CHAT_MODEL")
+
 /** `eval build`. */
 export const buildCommand = Command.make(
   "build",
@@ -55,7 +62,7 @@ export const buildCommand = Command.make(
       Options.withDefault("auto" as const),
       Options.withDescription("auto (default: generated when a chat model is configured, else known-item) | known-item | generated")
     ),
-    model: Options.text("model").pipe(Options.withPseudoName("MODEL"), Options.optional, Options.withDescription("the chat model that writes questions (default: $EFFECT_RAG_CHAT_MODEL)")),
+    model: modelOption("the chat model that writes questions"),
     questions: Options.integer("questions").pipe(Options.withPseudoName("N"), Options.withDefault(1), Options.withDescription("questions per chunk with a model (default 1)")),
     db: Shared.db,
     collection: Shared.collection,
@@ -74,7 +81,7 @@ export const buildCommand = Command.make(
         embedder: Option.some("none"),
         reranker: Option.some("none")
       })
-      const model = Option.isSome(args.model) ? args.model : yield* Shared.setting("EFFECT_RAG_CHAT_MODEL")
+      const model = yield* chatModel(args.model)
       const method = args.method === "auto" ? (Option.isSome(model) ? "generated" : "known-item") : args.method
       if (method === "generated" && Option.isNone(model)) {
         return yield* Effect.fail(new Shared.UsageError("--method generated needs a chat model: pass --model or set EFFECT_RAG_CHAT_MODEL"))
@@ -145,7 +152,7 @@ export const runCommand = Command.make(
       Options.withDefault(0),
       Options.withDescription("also ask the first N questions with the chat model (first mode, first collection) and report citation precision (default 0: none)")
     ),
-    model: Options.text("model").pipe(Options.withPseudoName("MODEL"), Options.optional, Options.withDescription("the chat model of --answers (default: $EFFECT_RAG_CHAT_MODEL)")),
+    model: modelOption("the chat model of --answers"),
     judge: Options.boolean("judge").pipe(
       Options.withDescription("with --answers: the chat model judges each cited sentence (one call per sentence) instead of the lexical support score")
     ),
@@ -157,7 +164,7 @@ export const runCommand = Command.make(
     Effect.gen(function*() {
       const recallK = yield* positive("recall-k", args.recallK)
       if (!Number.isInteger(args.answers) || args.answers < 0) return yield* Effect.fail(new Shared.UsageError("--answers must be 0 or a positive integer"))
-      const model = Option.isSome(args.model) ? args.model : yield* Shared.setting("EFFECT_RAG_CHAT_MODEL")
+      const model = yield* chatModel(args.model)
       if (args.answers > 0 && Option.isNone(model)) {
         return yield* Effect.fail(new Shared.UsageError("--answers needs a chat model: pass --model or set EFFECT_RAG_CHAT_MODEL"))
       }

@@ -180,142 +180,160 @@ const errorMessage = (e: unknown): string => (e instanceof Error ? e.message : S
 const noWeb = (source: string) =>
   new SourceError({ source, reason: "no_web_service", message: `${source}: web sources need the Web service (e.g. LocalWeb.layer)` })
 
+type Filters = { readonly include: ReadonlyArray<string>; readonly exclude: ReadonlyArray<string> }
+
+const fileItem = (p: Sources.FilePath): Item => ({
+  source: p.path,
+  documentId: Sources.fileDocumentId(p.bytes ?? p.path),
+  origin: { _tag: "File", path: p.path, ...(p.bytes !== undefined ? { pathBytes: p.bytes.toString("base64") } : {}) }
+})
+
+/** Reports a special file to the hooks (when they listen): skipped, never opened. */
+const ignoreFile = (hooks: EnumerateHooks, p: Sources.FilePath, kind: SpecialKind): Effect.Effect<void> =>
+  hooks.ignore?.({
+    source: p.path,
+    documentId: Sources.fileDocumentId(p.bytes ?? p.path),
+    reason: kind,
+    message: `${describeKind(kind)}, not a regular file`
+  }) ?? Effect.void
+
+/** The documents of a path: a file, or a folder walked as it is consumed (a prune scope once walked completely). */
+const pathItems = (path: string, filters: Filters, hooks: EnumerateHooks): Stream.Stream<Item> =>
+  Stream.unwrap(Effect.gen(function*() {
+    const abs = resolve(path)
+    const info = yield* Effect.promise(() => stat(abs).catch(() => undefined))
+    if (info === undefined) {
+      yield* hooks.fail(path, Sources.fileDocumentId(abs), new SourceError({ source: path, reason: "not_found", message: `${path}: no such file or folder` }))
+      hooks.scope((id) => id === Sources.fileDocumentId(abs))
+      return Stream.empty
+    }
+    if (!info.isDirectory()) {
+      hooks.scope((id) => id === Sources.fileDocumentId(abs))
+      const kind = specialKind(info)
+      if (kind !== undefined) {
+        yield* ignoreFile(hooks, { path: abs }, kind)
+        return Stream.empty
+      }
+      yield* hooks.plan(1)
+      return Stream.make(fileItem({ path: abs }))
+    }
+    return yield* folderItems(path, abs, filters, hooks)
+  }))
+
+/** The files of a folder (counted up front for the plan), walked as the stream is consumed. */
+const folderItems = (path: string, abs: string, filters: Filters, hooks: EnumerateHooks): Effect.Effect<Stream.Stream<Item>> =>
+  Effect.gen(function*() {
+    const { exclude, include } = filters
+    const counted = yield* Effect.either(Effect.tryPromise(() => Sources.countFiles(abs, include, exclude)))
+    if (counted._tag === "Right") yield* hooks.plan(counted.right)
+    let complete = true
+    return Stream.fromAsyncIterable(Sources.walk(abs, include, exclude), (e) => e).pipe(
+      Stream.mapEffect((e) => e.special !== undefined ? Effect.as(ignoreFile(hooks, e, e.special), Option.none<Item>()) : Effect.succeed(Option.some(fileItem(e)))),
+      Stream.filterMap((o) => o),
+      Stream.catchAll((e) => {
+        complete = false
+        return Stream.fromEffect(
+          hooks.fail(path, Sources.folderPrefix(abs), new SourceError({ source: path, reason: "unreadable", message: `${path}: ${errorMessage(e)}` }))
+        ).pipe(Stream.drain)
+      }),
+      Stream.ensuring(Effect.sync(() => {
+        const prefix = Sources.folderPrefix(abs)
+        if (complete) hooks.scope((id) => id.startsWith(prefix))
+      }))
+    )
+  })
+
+/** The document of one page's URL. */
+const urlItems = (url: string, hooks: EnumerateHooks): Stream.Stream<Item> =>
+  Stream.unwrap(Effect.gen(function*() {
+    const id = Sources.urlDocumentId(url)
+    if (id === undefined) {
+      yield* hooks.fail(url, url, new SourceError({ source: url, reason: "invalid_url", message: `${url}: not an http(s) URL` }))
+      return Stream.empty
+    }
+    yield* hooks.plan(1)
+    hooks.scope((d) => d === id)
+    return Stream.make<[Item]>({ source: url, documentId: id, origin: { _tag: "Url", url } })
+  }))
+
+type SiteSpec = Extract<SourceSpec, { _tag: "Site" }>
+
+/** Crawls a site to its end; succeeds with the crawl's id. */
+const crawlSite = (w: Web.Service, site: SiteSpec) =>
+  w.crawl({
+    url: site.url,
+    ...(site.maxDepth !== undefined ? { maxDepth: site.maxDepth } : {}),
+    ...(site.limit !== undefined ? { limit: site.limit } : {}),
+    ...(site.includePaths !== undefined ? { includePaths: site.includePaths } : {}),
+    ...(site.excludePaths !== undefined ? { excludePaths: site.excludePaths } : {}),
+    scrapeOptions: { formats: ["markdown"], onlyMainContent: true }
+  }).pipe(Effect.flatMap((s) => w.waitForCrawl(s.id, { interval: "500 millis" }).pipe(Effect.as(s.id))))
+
+/** The document of a crawled page; none for a page without a URL, or a broken link (reported to the hooks). */
+const pageItem = (site: SiteSpec, siteId: string, hooks: EnumerateHooks, page: Web.CrawlPage): Option.Option<Item> => {
+  const pageUrl = page.metadata.url ?? page.metadata.sourceURL
+  const pageId = pageUrl === undefined ? undefined : Sources.urlDocumentId(pageUrl)
+  if (pageId === undefined) return Option.none()
+  const status = page.metadata.statusCode ?? 200
+  if (status >= 400 && pageId !== siteId) {
+    // a broken link of the site: reported, not a document, not a failure
+    hooks.broken({ site: site.url, url: pageUrl!, statusCode: status })
+    return Option.none()
+  }
+  return Option.some<Item>({ source: pageUrl!, documentId: pageId, origin: { _tag: "Page", page } })
+}
+
+/** The pages of a site, crawled when reached (a prune scope once its pages were read completely). */
+const siteItems = (site: SiteSpec, web: Option.Option<Web.Service>, hooks: EnumerateHooks): Stream.Stream<Item> =>
+  Stream.unwrap(Effect.gen(function*() {
+    const prefix = Sources.sitePrefix(site.url)
+    const id = Sources.urlDocumentId(site.url)
+    if (prefix === undefined || id === undefined) {
+      yield* hooks.fail(site.url, site.url, new SourceError({ source: site.url, reason: "invalid_url", message: `${site.url}: not an http(s) URL` }))
+      return Stream.empty
+    }
+    if (Option.isNone(web)) {
+      yield* hooks.fail(site.url, id, noWeb(site.url))
+      return Stream.empty
+    }
+    const w = web.value
+    const crawled = yield* Effect.either(crawlSite(w, site))
+    if (crawled._tag === "Left") {
+      yield* hooks.fail(site.url, id, crawled.left)
+      return Stream.empty
+    }
+    const job = yield* Effect.either(w.crawlStatus(crawled.right))
+    if (job._tag === "Right") yield* hooks.plan(job.right.completed)
+    let complete = true
+    return w.crawlPages(crawled.right).pipe(
+      Stream.filterMap((page) => pageItem(site, id, hooks, page)),
+      Stream.catchAll((e) => {
+        complete = false
+        return Stream.fromEffect(hooks.fail(site.url, id, e)).pipe(Stream.drain)
+      }),
+      Stream.ensuring(Effect.sync(() => {
+        if (complete) hooks.scope((d) => d.startsWith(prefix))
+      }))
+    )
+  }))
+
 /**
  * Enumerates the documents of the sources, lazily and in order (a folder is walked as it is
  * consumed; a site is crawled when reached). Documents are not deduplicated here.
  */
 export const enumerate = (
   sources: ReadonlyArray<SourceSpec>,
-  filters: { readonly include: ReadonlyArray<string>; readonly exclude: ReadonlyArray<string> },
+  filters: Filters,
   web: Option.Option<Web.Service>,
   hooks: EnumerateHooks
-): Stream.Stream<Item> => {
-  const { exclude, include } = filters
-  const fileItem = (p: Sources.FilePath): Item => ({
-    source: p.path,
-    documentId: Sources.fileDocumentId(p.bytes ?? p.path),
-    origin: { _tag: "File", path: p.path, ...(p.bytes !== undefined ? { pathBytes: p.bytes.toString("base64") } : {}) }
-  })
-  const ignore = (p: Sources.FilePath, kind: SpecialKind) =>
-    hooks.ignore?.({
-      source: p.path,
-      documentId: Sources.fileDocumentId(p.bytes ?? p.path),
-      reason: kind,
-      message: `${describeKind(kind)}, not a regular file`
-    }) ?? Effect.void
-
-  const pathItems = (path: string): Stream.Stream<Item> =>
-    Stream.unwrap(Effect.gen(function*() {
-      const abs = resolve(path)
-      const info = yield* Effect.promise(() => stat(abs).catch(() => undefined))
-      if (info === undefined) {
-        yield* hooks.fail(path, Sources.fileDocumentId(abs), new SourceError({ source: path, reason: "not_found", message: `${path}: no such file or folder` }))
-        hooks.scope((id) => id === Sources.fileDocumentId(abs))
-        return Stream.empty
-      }
-      if (!info.isDirectory()) {
-        hooks.scope((id) => id === Sources.fileDocumentId(abs))
-        const kind = specialKind(info)
-        if (kind !== undefined) {
-          yield* ignore({ path: abs }, kind)
-          return Stream.empty
-        }
-        yield* hooks.plan(1)
-        return Stream.make(fileItem({ path: abs }))
-      }
-      const counted = yield* Effect.either(Effect.tryPromise(() => Sources.countFiles(abs, include, exclude)))
-      if (counted._tag === "Right") yield* hooks.plan(counted.right)
-      let complete = true
-      return Stream.fromAsyncIterable(Sources.walk(abs, include, exclude), (e) => e).pipe(
-        Stream.mapEffect((e) => e.special !== undefined ? Effect.as(ignore(e, e.special), Option.none<Item>()) : Effect.succeed(Option.some(fileItem(e)))),
-        Stream.filterMap((o) => o),
-        Stream.catchAll((e) => {
-          complete = false
-          return Stream.fromEffect(
-            hooks.fail(path, Sources.folderPrefix(abs), new SourceError({ source: path, reason: "unreadable", message: `${path}: ${errorMessage(e)}` }))
-          ).pipe(Stream.drain)
-        }),
-        Stream.ensuring(Effect.sync(() => {
-          const prefix = Sources.folderPrefix(abs)
-          if (complete) hooks.scope((id) => id.startsWith(prefix))
-        }))
-      )
-    }))
-
-  const urlItems = (url: string): Stream.Stream<Item> =>
-    Stream.unwrap(Effect.gen(function*() {
-      const id = Sources.urlDocumentId(url)
-      if (id === undefined) {
-        yield* hooks.fail(url, url, new SourceError({ source: url, reason: "invalid_url", message: `${url}: not an http(s) URL` }))
-        return Stream.empty
-      }
-      yield* hooks.plan(1)
-      hooks.scope((d) => d === id)
-      return Stream.make<[Item]>({ source: url, documentId: id, origin: { _tag: "Url", url } })
-    }))
-
-  const siteItems = (site: Extract<SourceSpec, { _tag: "Site" }>): Stream.Stream<Item> =>
-    Stream.unwrap(Effect.gen(function*() {
-      const prefix = Sources.sitePrefix(site.url)
-      const id = Sources.urlDocumentId(site.url)
-      if (prefix === undefined || id === undefined) {
-        yield* hooks.fail(site.url, site.url, new SourceError({ source: site.url, reason: "invalid_url", message: `${site.url}: not an http(s) URL` }))
-        return Stream.empty
-      }
-      if (Option.isNone(web)) {
-        yield* hooks.fail(site.url, id, noWeb(site.url))
-        return Stream.empty
-      }
-      const w = web.value
-      const crawled = yield* w.crawl({
-        url: site.url,
-        ...(site.maxDepth !== undefined ? { maxDepth: site.maxDepth } : {}),
-        ...(site.limit !== undefined ? { limit: site.limit } : {}),
-        ...(site.includePaths !== undefined ? { includePaths: site.includePaths } : {}),
-        ...(site.excludePaths !== undefined ? { excludePaths: site.excludePaths } : {}),
-        scrapeOptions: { formats: ["markdown"], onlyMainContent: true }
-      }).pipe(
-        Effect.flatMap((s) => w.waitForCrawl(s.id, { interval: "500 millis" }).pipe(Effect.as(s.id))),
-        Effect.either
-      )
-      if (crawled._tag === "Left") {
-        yield* hooks.fail(site.url, id, crawled.left)
-        return Stream.empty
-      }
-      const job = yield* Effect.either(w.crawlStatus(crawled.right))
-      if (job._tag === "Right") yield* hooks.plan(job.right.completed)
-      let complete = true
-      return w.crawlPages(crawled.right).pipe(
-        Stream.filterMap((page) => {
-          const pageUrl = page.metadata.url ?? page.metadata.sourceURL
-          const pageId = pageUrl === undefined ? undefined : Sources.urlDocumentId(pageUrl)
-          if (pageId === undefined) return Option.none()
-          const status = page.metadata.statusCode ?? 200
-          if (status >= 400 && pageId !== id) {
-            // a broken link of the site: reported, not a document, not a failure
-            hooks.broken({ site: site.url, url: pageUrl!, statusCode: status })
-            return Option.none()
-          }
-          return Option.some<Item>({ source: pageUrl!, documentId: pageId, origin: { _tag: "Page", page } })
-        }),
-        Stream.catchAll((e) => {
-          complete = false
-          return Stream.fromEffect(hooks.fail(site.url, id, e)).pipe(Stream.drain)
-        }),
-        Stream.ensuring(Effect.sync(() => {
-          if (complete) hooks.scope((d) => d.startsWith(prefix))
-        }))
-      )
-    }))
-
-  return Stream.fromIterable(sources).pipe(
+): Stream.Stream<Item> =>
+  Stream.fromIterable(sources).pipe(
     Stream.flatMap((s) =>
-      (s._tag === "Path" ? pathItems(s.path) : s._tag === "Url" ? urlItems(s.url) : siteItems(s)).pipe(
+      (s._tag === "Path" ? pathItems(s.path, filters, hooks) : s._tag === "Url" ? urlItems(s.url, hooks) : siteItems(s, web, hooks)).pipe(
         Stream.withSpan("Ingest.enumerate", { attributes: { "effect_rag.source.kind": s._tag } })
       )
     )
   )
-}
 
 // =============================================================================
 // Load
