@@ -12,6 +12,8 @@ import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import * as Upload from "../../src/api/Upload.js"
 import * as LocalFiles from "../../src/engines/documents/LocalFiles.js"
+import { maxOf, minOf } from "../../src/engines/documents/internal/extract/layout.js"
+import { largestTypeTitle } from "../../src/engines/documents/internal/extract/pdf.js"
 import { isGlyphSoup } from "../../src/engines/documents/internal/extract/pdf-tables.js"
 import { packageRoot } from "../../src/internal/shared.js"
 
@@ -142,5 +144,16 @@ describe("glyph soup", () => {
     expect(isGlyphSoup("1,200 950 1,430 3.5% 12/04/2024")).toBe(false)
     expect(isGlyphSoup("E = mc^2")).toBe(false)
     expect(isGlyphSoup("if (a <= b && c != d) { x = y / z; }")).toBe(false)
+  })
+})
+
+describe("pages of many text runs", () => {
+  it("a page with more text runs than a call takes arguments finds its title (no RangeError from Math.max(...))", () => {
+    const run = (str: string, size: number) => ({ str, hasEOL: false, transform: [size, 0, 0, size, 0, 0], width: 10, height: size })
+    const items = [run("Annual", 24), run("Report", 24), ...Array.from({ length: 250_000 }, (_, i) => run(`w${i % 10}`, 10))]
+    expect(largestTypeTitle(items)).toBe("Annual Report")
+    expect(maxOf(items.map((i) => i.height))).toBe(24)
+    expect(minOf(items.map((i) => i.height))).toBe(10)
+    expect([maxOf([]), minOf([])]).toEqual([-Infinity, Infinity])
   })
 })

@@ -178,3 +178,21 @@ export const readingOrder = <I extends PositionedItem>(items: ReadonlyArray<I>):
   if (rotated.length > 0) out.push(streamLines(rotated))
   return out
 }
+
+/**
+ * The largest of some numbers (-Infinity for none), in a loop: `Math.max(...xs)` passes every
+ * number as an argument and throws a RangeError past about 100,000 of them (a page of many
+ * text runs).
+ */
+export const maxOf = (xs: ReadonlyArray<number>): number => {
+  let m = -Infinity
+  for (const x of xs) if (x > m) m = x
+  return m
+}
+
+/** The smallest of some numbers (Infinity for none), in a loop (see {@link maxOf}). */
+export const minOf = (xs: ReadonlyArray<number>): number => {
+  let m = Infinity
+  for (const x of xs) if (x < m) m = x
+  return m
+}

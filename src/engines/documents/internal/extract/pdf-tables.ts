@@ -14,7 +14,7 @@
  * and tables in reading order; {@link joinContinued} merges a table that goes on at the top of
  * the next page with its header row repeated.
  */
-import type { PositionedItem } from "./layout.js"
+import { maxOf, minOf, type PositionedItem } from "./layout.js"
 import { markdownTable } from "./markdown.js"
 
 /** An axis-aligned line the page draws, in page space (y grows upwards). */
@@ -139,7 +139,7 @@ const paint = (path: Path, stroked: boolean, out: Array<Rule>) => {
   for (const q of path.rects) {
     const xs = q.map((p) => p[0])
     const ys = q.map((p) => p[1])
-    const [x0, x1, y0, y1] = [Math.min(...xs), Math.max(...xs), Math.min(...ys), Math.max(...ys)]
+    const [x0, x1, y0, y1] = [minOf(xs), maxOf(xs), minOf(ys), maxOf(ys)]
     if (stroked) {
       for (let i = 0; i < 4; i++) {
         const r = ruleOf(q[i]!, q[(i + 1) % 4]!)
@@ -225,8 +225,8 @@ const gridOf = (rules: ReadonlyArray<Rule>): Grid | undefined => {
   const hs = rules.filter(isHorizontal)
   const vs = rules.filter((r) => !isHorizontal(r))
   if (hs.length === 0) return undefined
-  const left = Math.min(...rules.map((r) => r.x0))
-  const right = Math.max(...rules.map((r) => r.x1))
+  const left = minOf(rules.map((r) => r.x0))
+  const right = maxOf(rules.map((r) => r.x1))
   if (right - left < 50) return undefined
   const ys = distinct([...hs.map((r) => r.y0), ...vs.flatMap((r) => [r.y0, r.y1])]).reverse()
   const xs = distinct([left, right, ...vs.map((r) => r.x0)])
@@ -268,7 +268,7 @@ const cellLines = <I extends PositionedItem>(boxes: ReadonlyArray<Box<I>>): Arra
         end = b.x1
       }
       const text = out.replace(/\s+/g, " ").trim()
-      return { text, x0: Math.min(...seen.map((b) => b.x0)), x1: Math.max(...seen.map((b) => b.x1)) }
+      return { text, x0: minOf(seen.map((b) => b.x0)), x1: maxOf(seen.map((b) => b.x1)) }
     })
     .filter((l) => l.text !== "" && !isGlyphSoup(l.text))
 }
@@ -311,7 +311,7 @@ const gridText = <I extends PositionedItem>(
  */
 const ruledWidths = <I extends PositionedItem>(grid: ReadonlyArray<ReadonlyArray<ReadonlyArray<Box<I>>>>, xs: ReadonlyArray<number>): Array<number> =>
   xs.slice(1).map((right, c) => {
-    const inset = Math.min(...grid.flatMap((row) => (row[c] ?? []).map((b) => b.x0 - xs[c]!)))
+    const inset = minOf(grid.flatMap((row) => (row[c] ?? []).map((b) => b.x0 - xs[c]!)))
     return right - xs[c]! - 2 * Math.max(0, Number.isFinite(inset) ? inset : 0)
   })
 
@@ -494,7 +494,7 @@ const hasJustified = <I extends PositionedItem>(grid: ReadonlyArray<ReadonlyArra
     const ends = grid
       .map((cells) => cells[c]!)
       .filter((cell) => cell.reduce((n, b) => n + b.item.str.length, 0) > 25)
-      .map((cell) => Math.max(...cell.map((b) => b.x1)))
+      .map((cell) => maxOf(cell.map((b) => b.x1)))
     if (ends.length < 2) return false
     const right = median(ends)
     return ends.filter((x) => Math.abs(x - right) <= 1.5).length >= (ends.length * 2) / 3
@@ -549,8 +549,8 @@ const unruledAt = <I extends PositionedItem>(lines: ReadonlyArray<Line<I>>, star
     const rows = cuts.length > 0 ? unruledRows(span, cuts) : undefined
     if (!rows) continue
     const last = span[span.length - 1]!
-    const x0 = Math.min(...boxes.map((b) => b.x0))
-    const x1 = Math.max(...boxes.map((b) => b.x1))
+    const x0 = minOf(boxes.map((b) => b.x0))
+    const x1 = maxOf(boxes.map((b) => b.x1))
     return { table: { x0, x1, top: span[0]!.base + span[0]!.h, bottom: last.base - last.h * 0.3, ruled: false, rows }, end }
   }
   return undefined

@@ -8,7 +8,7 @@
 import { createHash } from "node:crypto"
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
-import { readingOrder } from "./layout.js"
+import { maxOf, readingOrder } from "./layout.js"
 import { continues, isGlyphSoup, joinedRows, type Part, pageParts, type Rule, rulesOf, tableMarkdown } from "./pdf-tables.js"
 import { recognize, unavailable } from "./ocr.js"
 import { type TextLayer, textLayer } from "./textlayer.js"
@@ -381,7 +381,7 @@ type PdfPage = Awaited<ReturnType<PdfDoc["getPage"]>>
 export const largestTypeTitle = (items: ReadonlyArray<TextItem>): string | undefined => {
   const sized = items.filter((i) => i.str.trim() !== "").map((i) => ({ str: i.str, size: Math.abs(i.height || i.transform[3] || 0) }))
   if (sized.length === 0) return undefined
-  const max = Math.max(...sized.map((i) => i.size))
+  const max = maxOf(sized.map((i) => i.size))
   // the body size: the size that carries the most characters
   const bySize = new Map<number, number>()
   for (const i of sized) bySize.set(Math.round(i.size), (bySize.get(Math.round(i.size)) ?? 0) + i.str.length)
