@@ -92,6 +92,14 @@ layer(LocalFiles.layer({ timeout: "20 seconds" }))("hostile input", (it) => {
       expect(e.reason).toBe("limit_exceeded")
     }))
 
+  it.effect("XML nested deeper than the parser's bound is limit_exceeded, not corrupt (it is well-formed)", () =>
+    Effect.gen(function*() {
+      const xml = `<?xml version="1.0"?><root>${"<section>".repeat(5_000)}deep${"</section>".repeat(5_000)}</root>`
+      const e = yield* failure(extract(file("deep.xml", xml)))
+      expect(e.reason).toBe("limit_exceeded")
+      expect(e.message).toMatch(/nest/i)
+    }))
+
   it.effect("XML entity expansion (billion laughs) is bounded", () =>
     Effect.gen(function*() {
       // fast-xml-parser either refuses the expansion or leaves the reference unexpanded

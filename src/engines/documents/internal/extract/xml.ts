@@ -29,13 +29,15 @@ const ordered = new XMLParser({
   cdataPropName: "#cdata"
 })
 
-/** Parses XML in document order; malformed or entity-bomb input fails with `corrupt`/`limit_exceeded`. */
+/** Parses XML in document order; malformed input fails with `corrupt`, an entity bomb or elements nested too deep with `limit_exceeded`. */
 export const parseOrdered = (xml: string, what: string): Array<XNode> => {
   try {
     return ordered.parse(xml) as Array<XNode>
   } catch (e) {
     const message = (e as Error)?.message ?? String(e)
     if (/entit|expan/i.test(message)) throw new ExtractFailure("limit_exceeded", `${what}: ${message}`)
+    // fast-xml-parser's bound on element depth: a limit, not a malformed document
+    if (/nested tags/i.test(message)) throw new ExtractFailure("limit_exceeded", `${what}: elements nested too deep (${message})`)
     throw new ExtractFailure("corrupt", `${what} is not well-formed XML: ${message}`)
   }
 }
