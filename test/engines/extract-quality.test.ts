@@ -234,6 +234,22 @@ describe("citations name the sheet, the slide or the page", () => {
   })
 })
 
+describe("merged cells in workbooks", () => {
+  it("XLSX and XLS: a merged range's value once, in its first cell, as LibreOffice shows it; its other cells empty", async () => {
+    const XLSX = await import("@e965/xlsx")
+    const ws = XLSX.utils.aoa_to_sheet([["Region and zone", "", "Total"], ["North", "East", 5], ["", "West", 7]])
+    // A1:B1 across two columns, A2:A3 down two rows
+    ws["!merges"] = [XLSX.utils.decode_range("A1:B1"), XLSX.utils.decode_range("A2:A3")]
+    const wb = XLSX.utils.book_new()
+    XLSX.utils.book_append_sheet(wb, ws, "S")
+    for (const bookType of ["xlsx", "biff8"] as const) {
+      const data = new Uint8Array(XLSX.write(wb, { type: "array", bookType }) as ArrayBuffer)
+      const out = text(await extract(`merged.${bookType === "xlsx" ? "xlsx" : "xls"}`, data))
+      expect([bookType, out]).toEqual([bookType, "## S\n\n| Region and zone |  | Total |\n| --- | --- | --- |\n| North | East | 5 |\n|  | West | 7 |"])
+    }
+  })
+})
+
 describe("CSV as one Markdown table", () => {
   it("quoted delimiters, doubled quotes, line breaks in quotes, CRLF, empty lines, a stray quote and ragged rows", async () => {
     const csv = `name,note,count\r\n"Smith, J.","said ""hi""",3\r\n\r\nplain,"two\nlines",4\r\nstray "quote,x\r\nshort\r\n`

@@ -1,8 +1,8 @@
 /**
  * Spreadsheets with SheetJS CE (`@e965/xlsx` 0.20.3): XLSX and XLS (BIFF, legacy code pages
  * through the full cptable), every sheet by name as a Markdown table of the cells' formatted
- * values (cached formula results), merged ranges filled with their value, cell comments
- * listed after the table. CSV with d3-dsv (RFC 4180 quoting; a stray quote inside an unquoted field
+ * values (cached formula results), a merged range's value once in its first cell (its other
+ * cells empty, as LibreOffice shows and exports them), cell comments listed after the table. CSV with d3-dsv (RFC 4180 quoting; a stray quote inside an unquoted field
  * is kept as text). OOXML workbooks are opened with the zip limits
  * before SheetJS sees them.
  */
@@ -49,17 +49,6 @@ const sheetUnit = (ws: XLSX.WorkSheet, name: string, page: number, warnings: Arr
       row.push(text)
     }
     rows.push(row)
-  }
-  // merged ranges: repeat the top-left value over the range (bounded)
-  for (const m of ws["!merges"] ?? []) {
-    const value = rows[m.s.r - range.s.r]?.[m.s.c - range.s.c] ?? ""
-    if (!value || (m.e.r - m.s.r + 1) * (m.e.c - m.s.c + 1) > 10_000) continue
-    for (let r = m.s.r; r <= Math.min(m.e.r, lastRow); r++) {
-      for (let c = m.s.c; c <= m.e.c; c++) {
-        const row = rows[r - range.s.r]
-        if (row && c - range.s.c < row.length) row[c - range.s.c] = value
-      }
-    }
   }
   return sheetContent(name, page, rows, comments)
 }
