@@ -234,6 +234,20 @@ describe("citations name the sheet, the slide or the page", () => {
   })
 })
 
+describe("JATS references", () => {
+  it("the fields of an element-only citation are words of their own; formatting inside text runs on", async () => {
+    const article = `<?xml version="1.0"?><article article-type="research-article"><front><article-meta><title-group><article-title>T</article-title></title-group></article-meta></front>` +
+      `<body><p>Levels of T<sub>4</sub> rose (<italic>n</italic><sup>2</sup>).</p></body><back><ref-list><title>References</title>` +
+      `<ref id="b1"><element-citation publication-type="journal"><person-group person-group-type="author"><name><surname>Akhter</surname><given-names>M</given-names></name>` +
+      `<name><surname>Inoue</surname><given-names>M</given-names></name></person-group><year>2008</year><article-title>Reproductive factors</article-title>` +
+      `<source>Eur J Cancer Prev</source><volume>17</volume><fpage>515</fpage><lpage>524</lpage></element-citation></ref>` +
+      `<ref id="b2"><mixed-citation>Smith J. <italic>Mills</italic>. 1990.</mixed-citation></ref></ref-list></back></article>`
+    expect(text(await extract("refs.xml", enc.encode(article)))).toBe(
+      "# T\n\nLevels of T4 rose (n2).\n\n## References\n\nAkhter M Inoue M 2008 Reproductive factors Eur J Cancer Prev 17 515 524\n\nSmith J. Mills. 1990."
+    )
+  })
+})
+
 describe("merged cells in workbooks", () => {
   it("XLSX and XLS: a merged range's value once, in its first cell, as LibreOffice shows it; its other cells empty", async () => {
     const XLSX = await import("@e965/xlsx")
