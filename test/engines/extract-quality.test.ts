@@ -264,6 +264,22 @@ describe("merged cells in workbooks", () => {
   })
 })
 
+describe("numbers in workbooks", () => {
+  it("XLSX and XLS: a General number with all its digits (up to 15), not cut to 11 characters; other formats as formatted", async () => {
+    const XLSX = await import("@e965/xlsx")
+    const ws = XLSX.utils.aoa_to_sheet([["Value", "Id", "Big", "Sum", "Tiny", "Rounded"], [7168.95420416, 1885673307.78, 123456789012345, 0.1 + 0.2, 1e-7, 2.25]])
+    ws["F2"]!.z = "0.0"
+    const wb = XLSX.utils.book_new()
+    XLSX.utils.book_append_sheet(wb, ws, "S")
+    for (const bookType of ["xlsx", "biff8"] as const) {
+      const data = new Uint8Array(XLSX.write(wb, { type: "array", bookType }) as ArrayBuffer)
+      const out = text(await extract(`numbers.${bookType === "xlsx" ? "xlsx" : "xls"}`, data))
+      // 1e-7 needs an exponent at full precision: SheetJS's General text stays
+      expect([bookType, out.split("\n").at(-1)]).toEqual([bookType, "| 7168.95420416 | 1885673307.78 | 123456789012345 | 0.3 | 0.0000001 | 2.3 |"])
+    }
+  })
+})
+
 describe("CSV as one Markdown table", () => {
   it("quoted delimiters, doubled quotes, line breaks in quotes, CRLF, empty lines, a stray quote and ragged rows", async () => {
     const csv = `name,note,count\r\n"Smith, J.","said ""hi""",3\r\n\r\nplain,"two\nlines",4\r\nstray "quote,x\r\nshort\r\n`

@@ -19,6 +19,22 @@ import { openZip } from "./zip.js"
 
 XLSX.set_cptable(cptable)
 
+const plainDecimal = /^-?\d+(?:\.\d+)?$/
+
+/**
+ * A number in the General format as a spreadsheet shows it in a column wide enough: SheetJS
+ * renders General as Excel does in a standard-width column, cut to 11 characters
+ * (7168.95420416 → 7168.954204, 1885673307.78 → 1885673308, 123456789012345 → 1.23457E+14);
+ * LibreOffice and a search for the value want all of it: up to 15 significant digits, as a
+ * plain decimal (numbers that need an exponent keep SheetJS's text). Other formats are kept.
+ */
+const shownNumber = (cell: XLSX.CellObject, shown: string): string => {
+  if (cell.t !== "n" || typeof cell.v !== "number" || !Number.isFinite(cell.v)) return shown
+  if (shown !== XLSX.SSF.format("General", cell.v)) return shown
+  const full = String(Number(cell.v.toPrecision(15)))
+  return plainDecimal.test(full) ? full : shown
+}
+
 const sheetUnit = (ws: XLSX.WorkSheet, name: string, page: number, warnings: Array<string>): Unit => {
   const ref = ws["!ref"]
   if (!ref) return { page, name, content: "" }
@@ -40,7 +56,9 @@ const sheetUnit = (ws: XLSX.WorkSheet, name: string, page: number, warnings: Arr
       const cell = at(r, c)
       let text = ""
       if (cell && cell.t !== "z") {
-        text = cell.w ?? (cell.v === undefined || cell.v === null ? "" : cell.v instanceof Date ? cell.v.toISOString() : String(cell.v))
+        text = cell.w === undefined
+          ? cell.v === undefined || cell.v === null ? "" : cell.v instanceof Date ? cell.v.toISOString() : String(cell.v)
+          : shownNumber(cell, cell.w)
       }
       for (const comment of cell?.c ?? []) {
         const body = (comment.t ?? "").replace(/\s+/g, " ").trim()
