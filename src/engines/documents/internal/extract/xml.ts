@@ -20,7 +20,7 @@ const entityLimits = {
 /**
  * How deep elements may nest in an XML document or a part of a zip package (every reader of
  * XML: Office and OpenDocument parts, EPUB package documents, XML articles, SVG). Real
- * documents stay far below it (a table in a table in a Word document adds four levels); a
+ * documents stay far below it (a table in a table in a Word document adds three levels); a
  * deeper document fails with {@link tooDeep} (`limit_exceeded`), whatever the parser's stack.
  */
 export const maxXmlDepth = 256
