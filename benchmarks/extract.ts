@@ -123,8 +123,11 @@ const ours = (isolation: "inline" | "process" = "inline"): Peer => {
 
 const child = async (extractor: string, format: string): Promise<GroupResult> => {
   const peer = extractor === "effect-rag" ? ours() : extractor === "effect-rag/process" ? ours("process") : (await loadPeers())[extractor]!
+  // as the parent: files or references not fetched are left out, not a crash of the child
   const entries = manifest.files.filter(
-    (e) => e.format === format && TextQuality.words(readFileSync(referencePath(e), "utf8")).length > 0
+    (e) =>
+      e.format === format && existsSync(filePath(e)) && existsSync(referencePath(e)) &&
+      TextQuality.words(readFileSync(referencePath(e), "utf8")).length > 0
   )
   try {
     await peer.extract(filePath(entries[0]!), format) // load the libraries

@@ -22,8 +22,8 @@
  * scalar values in document order; xml → text nodes and CDATA in document order; markdown → the
  * decoded text after its front matter block; notebook → each cell's source, then its outputs'
  * text (stream text, `text/plain`, `ename: evalue`), read from the JSON here; odt, ods, odp →
- * the text of every `text:p`/`text:h` of `content.xml` in document order (tracked deletions
- * left out; ods: each sheet's name before its cells), read here; epub → the text nodes of the
+ * the text of every `text:p`/`text:h` of `content.xml` in document order, matched by namespace
+ * (tracked deletions left out; ods: each sheet's name before its cells), read here; epub → the text nodes of the
  * spine's XHTML documents in spine order, read here; email, mbox → Python's `email` package
  * (`mailbox.mbox` for a mailbox): per message its From, To, Cc, Date and Subject headers, then the
  * decoded text/plain parts (the text/html parts with their tags removed when a message has no
@@ -243,7 +243,29 @@ const notebookText = (data) => {
   return out.filter((t) => t.trim()).join("\n\n").replace(/\u001b\[[0-9;]*m/g, "")
 }
 
-/** The text of an OpenDocument package's content.xml: one line per `text:p`/`text:h`. */
+const odfNamespaces = {
+  "urn:oasis:names:tc:opendocument:xmlns:text:1.0": "text",
+  "urn:oasis:names:tc:opendocument:xmlns:table:1.0": "table"
+}
+
+/**
+ * An element or attribute name as `text:…` or `table:…` when it is in the OpenDocument text or
+ * table namespace, whatever prefix the document binds to it; other names stay outside (`{uri}…`).
+ */
+const odfName = (qname, scope, attribute) => {
+  const i = qname.indexOf(":")
+  const prefix = i < 0 ? "" : qname.slice(0, i)
+  // an unprefixed attribute is in no namespace; an unprefixed element in the default one
+  const uri = i < 0 && attribute ? "" : scope.get(prefix) ?? ""
+  const known = odfNamespaces[uri]
+  return known ? `${known}:${qname.slice(i + 1)}` : `{${uri}}${qname.slice(i + 1)}`
+}
+
+/**
+ * The text of an OpenDocument package's content.xml: one line per `text:p`/`text:h`. Elements
+ * and attributes are matched by namespace (prefixes as the document binds them); the text of
+ * any other element inside a paragraph is the paragraph's text, its markup is not.
+ */
 export const odfText = (data, format) => {
   const zip = unzipSync(new Uint8Array(data), { filter: (f) => f.name === "content.xml" })
   const xml = new TextDecoder().decode(zip["content.xml"])
@@ -252,14 +274,30 @@ export const odfText = (data, format) => {
   let depth = 0
   let skip = 0
   let repeat = 1 // a spreadsheet cell written once for N equal columns (table:number-columns-repeated)
-  const re = /<(\/?)([\w.-]+:[\w.-]+)\b([^>]*?)(\/?)>|([^<]+)/g
+  // the namespace bindings in scope, innermost last
+  const scopes = [new Map([["xml", "http://www.w3.org/XML/1998/namespace"]])]
+  const re = /<!--[\s\S]*?-->|<\?[\s\S]*?\?>|<!\[CDATA\[([\s\S]*?)\]\]>|<!DOCTYPE[^>]*>|<(\/?)([\w.-]+(?::[\w.-]+)?)((?:[^>"']|"[^"]*"|'[^']*')*?)(\/?)>|([^<]+)/g
   let m
   while ((m = re.exec(xml))) {
-    const [, close, tag, attrs, selfClosing, text] = m
-    if (text !== undefined) {
-      if (depth > 0 && skip === 0) line += decodeEntities(text)
+    const [, cdata, close, qname, rawAttrs, selfClosing, chars] = m
+    if (chars !== undefined || cdata !== undefined) {
+      if (depth > 0 && skip === 0) line += chars !== undefined ? decodeEntities(chars) : cdata
       continue
     }
+    if (qname === undefined) continue // a comment, processing instruction or document type
+    let scope = scopes[scopes.length - 1]
+    const attrs = new Map()
+    if (close) scopes.pop()
+    else {
+      const pairs = [...rawAttrs.matchAll(/([\w.-]+(?::[\w.-]+)?)\s*=\s*(?:"([^"]*)"|'([^']*)')/g)].map((a) => [a[1], decodeEntities(a[2] ?? a[3])])
+      if (pairs.some(([k]) => k === "xmlns" || k.startsWith("xmlns:"))) {
+        scope = new Map(scope)
+        for (const [k, v] of pairs) if (k === "xmlns" || k.startsWith("xmlns:")) scope.set(k === "xmlns" ? "" : k.slice(6), v)
+      }
+      for (const [k, v] of pairs) if (k !== "xmlns" && !k.startsWith("xmlns:")) attrs.set(odfName(k, scope, true), v)
+      if (!selfClosing) scopes.push(scope)
+    }
+    const tag = odfName(qname, scope, false)
     if (tag === "text:tracked-changes") {
       if (!selfClosing) skip += close ? -1 : 1
       continue
@@ -267,11 +305,11 @@ export const odfText = (data, format) => {
     if (skip > 0) continue
     if (format === "ods" && tag === "table:table" && !close && depth === 0) {
       // a sheet's name before its cells, as the xlsx reference has it
-      const name = /table:name="([^"]*)"/.exec(attrs)?.[1]
-      if (name) lines.push(decodeEntities(name))
+      const name = attrs.get("table:name")
+      if (name) lines.push(name)
     }
     if (tag === "table:table-cell" && !selfClosing) {
-      repeat = close ? 1 : Math.min(1000, Number(/table:number-columns-repeated="(\d+)"/.exec(attrs)?.[1] ?? 1))
+      repeat = close ? 1 : Math.min(1000, Number(attrs.get("table:number-columns-repeated") ?? 1))
     }
     if (tag === "text:p" || tag === "text:h") {
       if (selfClosing) continue
@@ -280,7 +318,7 @@ export const odfText = (data, format) => {
         if (line.trim()) for (let i = 0; i < repeat; i++) lines.push(line)
         line = ""
       }
-    } else if (depth > 0 && tag === "text:s") line += " ".repeat(Number(/text:c="(\d+)"/.exec(attrs)?.[1] ?? 1))
+    } else if (depth > 0 && tag === "text:s") line += " ".repeat(Number(attrs.get("text:c") ?? 1))
     else if (depth > 0 && tag === "text:tab") line += "\t"
     else if (depth > 0 && tag === "text:line-break") line += "\n"
   }

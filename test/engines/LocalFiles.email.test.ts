@@ -156,7 +156,7 @@ layer(LocalFiles.layer({ timeout: "60 seconds" }))("e-mail through the Upload se
         "From: Ada Lovelace <ada@example.org>\n" +
           "To: Charles Babbage <charles@example.net>, team@example.net\n" +
           "Cc: Françoise <francoise@example.net>\n" +
-          "Date: 2024-03-05T09:30:00.000Z\n" +
+          "Date: Tue, 05 Mar 2024 09:30:00 +0000\n" +
           "Subject: Quarterly figures – March\n\n" +
           "Dear Charles,\n\nthe engine ran 12 – 14 hours this week. Figures attached.\n\nAda\n\n" +
           "Attachments: hours.csv (31 B), notes.txt (29 B), wheel.png (12 B)"
@@ -187,7 +187,7 @@ layer(LocalFiles.layer({ timeout: "60 seconds" }))("e-mail through the Upload se
         const r = yield* upload.extract(f)
         expect(r.format).toBe("email")
         expect(r.content).toBe(
-          "From: news@example.org\nTo: reader@example.net\nDate: 2024-04-01T06:00:00.000Z\nSubject: Spring newsletter\n\n" +
+          "From: news@example.org\nTo: reader@example.net\nDate: Mon, 1 Apr 2024 08:00:00 +0200\nSubject: Spring newsletter\n\n" +
             "# Spring\n\n- Café opens\n- Garden tour"
         )
       }
@@ -210,6 +210,28 @@ layer(LocalFiles.layer({ timeout: "60 seconds" }))("e-mail through the Upload se
       expect(r.pages?.[0]?.content).toContain("Attachments: broken.pdf (")
       expect(r.pages?.[0]?.content).toContain("archive.zip (22 B)")
       expect(r.warnings).toEqual(["attachment broken.pdf was listed, not read (corrupt)"])
+    }))
+
+  it.effect("a calendar invitation: its unnamed text/calendar alternative is not listed beside the same .ics attached; alone, it is", () =>
+    Effect.gen(function*() {
+      const upload = yield* Upload.Upload
+      const ics = "BEGIN:VCALENDAR\r\nMETHOD:REQUEST\r\nBEGIN:VEVENT\r\nSUMMARY:Mill inspection\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+      const invitation = (attached: boolean) =>
+        "From: a@example.org\r\nSubject: Invitation\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=\"mix\"\r\n\r\n" +
+        "--mix\r\nContent-Type: multipart/alternative; boundary=\"alt\"\r\n\r\n" +
+        "--alt\r\nContent-Type: text/plain\r\n\r\nYou are invited.\r\n" +
+        "--alt\r\nContent-Type: text/calendar; method=REQUEST\r\nContent-Transfer-Encoding: base64\r\n\r\n" + b64(ics) + "\r\n--alt--\r\n" +
+        (attached
+          ? "--mix\r\nContent-Type: application/ics; name=invite.ics\r\nContent-Disposition: attachment; filename=invite.ics\r\nContent-Transfer-Encoding: base64\r\n\r\n" + b64(ics) + "\r\n"
+          : "") +
+        "--mix--\r\n"
+      const both = yield* upload.extract(file("invite.eml", invitation(true)), { page_based: true })
+      expect(both.pages?.map((p) => p.name)).toEqual(["Invitation", "invite.ics"])
+      // one attachment listed (its size as decoded: line ends may be normalised)
+      expect(both.pages?.[0]?.content).toMatch(/^From: a@example\.org\nSubject: Invitation\n\nYou are invited\.\n\nAttachments: invite\.ics \(\d+ B\)$/)
+      expect(both.pages?.[1]?.content).toContain("SUMMARY:Mill inspection")
+      const alone = yield* upload.extract(file("invite.eml", invitation(false)), { page_based: true })
+      expect(alone.pages?.map((p) => p.name)).toEqual(["Invitation", "attachment-1.ics"])
     }))
 
   it.effect("as Nodemailer writes it: a Watch rendering of the body is no attachment; an image in multipart/related is listed when marked as an attachment, not when the HTML shows it", () =>
@@ -237,7 +259,7 @@ layer(LocalFiles.layer({ timeout: "60 seconds" }))("e-mail through the Upload se
       expect([r.type, r.format]).toEqual(["text", "mbox"])
       expect(r.pages?.map((p) => p.name)).toEqual(["First (2024-03-05)", "Second (2024-03-06)"])
       expect(r.pages?.[0]?.content).toBe(
-        "From: ada@example.org\nDate: 2024-03-05T09:30:00.000Z\nSubject: First\n\nThe first message.\nFrom the archive: an escaped line."
+        "From: ada@example.org\nDate: Tue, 05 Mar 2024 09:30:00 +0000\nSubject: First\n\nThe first message.\nFrom the archive: an escaped line."
       )
       expect(r.pages?.[1]?.content).toContain("The second message.")
     }))

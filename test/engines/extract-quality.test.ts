@@ -234,6 +234,52 @@ describe("citations name the sheet, the slide or the page", () => {
   })
 })
 
+describe("JATS references", () => {
+  it("the fields of an element-only citation are words of their own; formatting inside text runs on", async () => {
+    const article = `<?xml version="1.0"?><article article-type="research-article"><front><article-meta><title-group><article-title>T</article-title></title-group></article-meta></front>` +
+      `<body><p>Levels of T<sub>4</sub> rose (<italic>n</italic><sup>2</sup>).</p></body><back><ref-list><title>References</title>` +
+      `<ref id="b1"><element-citation publication-type="journal"><person-group person-group-type="author"><name><surname>Akhter</surname><given-names>M</given-names></name>` +
+      `<name><surname>Inoue</surname><given-names>M</given-names></name></person-group><year>2008</year><article-title>Reproductive factors</article-title>` +
+      `<source>Eur J Cancer Prev</source><volume>17</volume><fpage>515</fpage><lpage>524</lpage></element-citation></ref>` +
+      `<ref id="b2"><mixed-citation>Smith J. <italic>Mills</italic>. 1990.</mixed-citation></ref></ref-list></back></article>`
+    expect(text(await extract("refs.xml", enc.encode(article)))).toBe(
+      "# T\n\nLevels of T4 rose (n2).\n\n## References\n\nAkhter M Inoue M 2008 Reproductive factors Eur J Cancer Prev 17 515 524\n\nSmith J. Mills. 1990."
+    )
+  })
+})
+
+describe("merged cells in workbooks", () => {
+  it("XLSX and XLS: a merged range's value once, in its first cell, as LibreOffice shows it; its other cells empty", async () => {
+    const XLSX = await import("@e965/xlsx")
+    const ws = XLSX.utils.aoa_to_sheet([["Region and zone", "", "Total"], ["North", "East", 5], ["", "West", 7]])
+    // A1:B1 across two columns, A2:A3 down two rows
+    ws["!merges"] = [XLSX.utils.decode_range("A1:B1"), XLSX.utils.decode_range("A2:A3")]
+    const wb = XLSX.utils.book_new()
+    XLSX.utils.book_append_sheet(wb, ws, "S")
+    for (const bookType of ["xlsx", "biff8"] as const) {
+      const data = new Uint8Array(XLSX.write(wb, { type: "array", bookType }) as ArrayBuffer)
+      const out = text(await extract(`merged.${bookType === "xlsx" ? "xlsx" : "xls"}`, data))
+      expect([bookType, out]).toEqual([bookType, "## S\n\n| Region and zone |  | Total |\n| --- | --- | --- |\n| North | East | 5 |\n|  | West | 7 |"])
+    }
+  })
+})
+
+describe("numbers in workbooks", () => {
+  it("XLSX and XLS: a General number with all its digits (up to 15), not cut to 11 characters; other formats as formatted", async () => {
+    const XLSX = await import("@e965/xlsx")
+    const ws = XLSX.utils.aoa_to_sheet([["Value", "Id", "Big", "Sum", "Tiny", "Rounded"], [7168.95420416, 1885673307.78, 123456789012345, 0.1 + 0.2, 1e-7, 2.25]])
+    ws["F2"]!.z = "0.0"
+    const wb = XLSX.utils.book_new()
+    XLSX.utils.book_append_sheet(wb, ws, "S")
+    for (const bookType of ["xlsx", "biff8"] as const) {
+      const data = new Uint8Array(XLSX.write(wb, { type: "array", bookType }) as ArrayBuffer)
+      const out = text(await extract(`numbers.${bookType === "xlsx" ? "xlsx" : "xls"}`, data))
+      // 1e-7 needs an exponent at full precision: SheetJS's General text stays
+      expect([bookType, out.split("\n").at(-1)]).toEqual([bookType, "| 7168.95420416 | 1885673307.78 | 123456789012345 | 0.3 | 0.0000001 | 2.3 |"])
+    }
+  })
+})
+
 describe("CSV as one Markdown table", () => {
   it("quoted delimiters, doubled quotes, line breaks in quotes, CRLF, empty lines, a stray quote and ragged rows", async () => {
     const csv = `name,note,count\r\n"Smith, J.","said ""hi""",3\r\n\r\nplain,"two\nlines",4\r\nstray "quote,x\r\nshort\r\n`

@@ -14,7 +14,7 @@ import { listNumbering, type ListNumber } from "./numbering.js"
 import { isXmlPart, mediaDataUrls, naturalCompare, parsePart, properties, refuseDtd } from "./ooxml.js"
 import type { Extracted, ExtractOptions } from "./types.js"
 import { ExtractFailure } from "./types.js"
-import { attrsOf, childrenOf, findAll, paragraphs, tagOf, type XNode } from "./xml.js"
+import { attrsOf, childrenOf, findAll, maxXmlDepth, paragraphs, tagOf, tooDeep, type XNode } from "./xml.js"
 import { openZip, type Zip } from "./zip.js"
 
 const wordTags = { p: "w:p", t: "w:t", tab: "w:tab", br: "w:br" } as const
@@ -339,13 +339,33 @@ const hasText = (n: HtmlNode): boolean =>
 const hasDescendant = (n: HtmlNode, name: string): boolean =>
   (n.children ?? []).some((c) => c.name === name || hasDescendant(c, name))
 
-/** A part as htmlparser2's tree (XML mode: entities of XML only, no DTD: refused before). */
-const parseXmlTree = (xml: string | undefined): HtmlNode | undefined =>
-  xml === undefined ? undefined : (parseDocument(xml, { xmlMode: true }) as unknown as HtmlNode)
+/**
+ * A part as htmlparser2's tree (XML mode: entities of XML only, no DTD: refused before). A part
+ * whose elements nest deeper than {@link maxXmlDepth} fails as the other XML readers do
+ * (`limit_exceeded`): the reader below recurses over the tree.
+ */
+const parseXmlTree = (xml: string | undefined, part: string): HtmlNode | undefined => {
+  if (xml === undefined) return undefined
+  const root = parseDocument(xml, { xmlMode: true }) as unknown as HtmlNode
+  if (depthOf(root) > maxXmlDepth) throw tooDeep(part)
+  return root
+}
+
+/** How deep the elements of a tree nest (the root's children are level 1), without recursion. */
+const depthOf = (root: HtmlNode): number => {
+  let deepest = 0
+  const stack: Array<[HtmlNode, number]> = [[root, 0]]
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop()!
+    if (depth > deepest) deepest = depth
+    for (const c of node.children ?? []) if (c.type === "tag") stack.push([c, depth + 1])
+  }
+  return deepest
+}
 
 /** The body of a DOCX as Markdown, its notes after it. */
 const bodyMarkdown = (zip: Zip): string => {
-  const root = parseXmlTree(zip.text("word/document.xml"))!
+  const root = parseXmlTree(zip.text("word/document.xml"), "word/document.xml")!
   const numbering = parsePart(zip, "word/numbering.xml")
   const reader = new Reader(root, readStyles(zip), numbering ? listNumbering(numbering) : () => undefined)
   const document = root.children?.find((c) => c.type === "tag")
@@ -353,8 +373,8 @@ const bodyMarkdown = (zip: Zip): string => {
   const blocks = reader.blocks(body?.children ?? [])
   if (reader.noteRefs.length > 0) {
     const notes = reader.notes({
-      footnote: reader.notesOf(parseXmlTree(zip.text("word/footnotes.xml")), "footnote"),
-      endnote: reader.notesOf(parseXmlTree(zip.text("word/endnotes.xml")), "endnote")
+      footnote: reader.notesOf(parseXmlTree(zip.text("word/footnotes.xml"), "word/footnotes.xml"), "footnote"),
+      endnote: reader.notesOf(parseXmlTree(zip.text("word/endnotes.xml"), "word/endnotes.xml"), "endnote")
     })
     if (notes) blocks.push(notes)
   }

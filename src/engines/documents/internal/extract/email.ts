@@ -101,6 +101,17 @@ const isBodyPart = (a: Email["attachments"][number]): boolean =>
   (a.related === true && a.mimeType.startsWith("image/") && a.disposition !== "attachment") ||
   (a.mimeType === "text/watch-html" && !a.filename)
 
+/**
+ * Whether a part is the body's calendar rendering of an invitation (an unnamed `text/calendar`
+ * alternative, not marked as an attachment) that the message also attaches as a named file:
+ * the file is listed and read, the alternative is not listed a second time.
+ */
+const isCalendarCopy = (a: Email["attachments"][number], all: Email["attachments"]): boolean => {
+  if (a.mimeType !== "text/calendar" || a.filename || a.disposition === "attachment") return false
+  const bytes = bytesOf(a.content)
+  return all.some((b) => b !== a && !!b.filename && Buffer.from(bytesOf(b.content)).equals(Buffer.from(bytes)))
+}
+
 const parseMessage = async (data: Uint8Array): Promise<Message> => {
   checkParts(latin1(data))
   let email: Email
@@ -130,16 +141,18 @@ const parseMessage = async (data: Uint8Array): Promise<Message> => {
   if (to) properties.to = to
   if (cc) properties.cc = cc
   if (email.date) properties.date = email.date
+  // the date as the message gives it (weekday and the sender's time zone kept); the property is ISO
+  const writtenDate = email.headers.find((h) => h.key === "date")?.value.replace(/\s+/g, " ").trim()
   const head = [
     from && `From: ${from}`,
     to && `To: ${to}`,
     cc && `Cc: ${cc}`,
-    email.date && `Date: ${email.date}`,
+    email.date && `Date: ${writtenDate || email.date}`,
     subject && `Subject: ${subject}`
   ].filter((l): l is string => typeof l === "string")
   const text = email.text?.replace(/\r\n?/g, "\n").trim()
   const body = text ? text : email.html ? htmlToMarkdown(parseHtml(email.html)).trim() : ""
-  const files = email.attachments.filter((a) => !isBodyPart(a))
+  const files = email.attachments.filter((a) => !isBodyPart(a) && !isCalendarCopy(a, email.attachments))
   const attachments = files.map((a, i) => ({
     name: a.filename?.trim() || `attachment-${i + 1}${extensions[a.mimeType] ?? ""}`,
     type: a.mimeType,

@@ -2,17 +2,17 @@
  * OpenDocument spreadsheets (`.ods`, `.ots`, flat `.fods`), read from `content.xml` with names
  * matched by namespace (see `odf.ts`): every `table:table` of `office:spreadsheet` is a sheet,
  * its cells' shown text (`text:p`; the `office:*value` when a cell has none) a Markdown table
- * (see `grid.ts`). Merged cells (`table:number-columns-spanned`, `table:number-rows-spanned`)
- * are filled with their value over the range they cover, as for XLSX; covered cells
- * (`table:covered-table-cell`) hold their column; comments (`office:annotation`) are listed
- * after the table with their cell's address.
+ * (see `grid.ts`). A merged cell (`table:number-columns-spanned`, `table:number-rows-spanned`)
+ * holds its value once, in its first cell, and the covered cells (`table:covered-table-cell`)
+ * are empty but hold their columns: as LibreOffice shows and exports the sheet, as for XLSX,
+ * and as the engine writes a table's spanned cells elsewhere. Comments (`office:annotation`)
+ * are listed after the table with their cell's address.
  *
  * Bounded and iterative: repeated rows and columns (`table:number-rows-repeated`,
  * `table:number-columns-repeated`, which LibreOffice writes up to the sheet's last row and
  * column) cost nothing while empty; a row or cell with content repeated more than
  * {@link maxRepeat} times is read once, with a warning; at most `limits.sheetCells` cells per
- * sheet and {@link maxColumns} columns; a merge fills at most 10,000 cells; row groups may
- * nest to any depth.
+ * sheet and {@link maxColumns} columns; row groups may nest to any depth.
  */
 import { cellAddress, sheetContent } from "./grid.js"
 import { cellText, metaOf, openOdf } from "./odf.js"
@@ -26,18 +26,7 @@ export const maxRepeat = 1000
 /** Columns read per row (LibreOffice's and Excel's limit). */
 export const maxColumns = 16_384
 
-const maxMergeCells = 10_000
-
-/** A merged cell's value and the range it covers (0-based, inclusive). */
-interface Merge {
-  readonly text: string
-  readonly col: number
-  readonly lastCol: number
-  readonly row: number
-  readonly lastRow: number
-}
-
-/** One sheet being read: its rows so far, the merges over later rows, its comments. */
+/** One sheet being read: its rows so far, its comments. */
 interface Sheet {
   readonly name: string
   readonly rows: Array<Array<string>>
@@ -45,7 +34,6 @@ interface Sheet {
   row: number
   cells: number
   full: boolean
-  merges: Array<Merge>
   readonly comments: Array<string>
   readonly warnings: Array<string>
 }
@@ -87,7 +75,7 @@ const addComments = (s: Sheet, cell: XNode, col: number): void => {
   }
 }
 
-/** The cells of one row element, by column (holes are empty cells); the merges it starts join the sheet's. */
+/** The cells of one row element, by column (holes are empty cells). */
 const readCells = (s: Sheet, rowNode: XNode): Array<string> => {
   const cells: Array<string> = []
   let col = 0
@@ -106,24 +94,14 @@ const readCells = (s: Sheet, rowNode: XNode): Array<string> => {
         repeat = 1
       }
       for (let i = 0; i < repeat && col + i < maxColumns; i++) cells[col + i] = text
-      const width = countOf(a, "table:number-columns-spanned")
-      const height = countOf(a, "table:number-rows-spanned")
-      if (width * height > 1 && width * height <= maxMergeCells) {
-        s.merges.push({ text, col, lastCol: Math.min(maxColumns, col + width) - 1, row: s.row, lastRow: s.row + height - 1 })
-      }
     }
     col += repeat
   }
   return cells
 }
 
-/** Adds a row at the sheet's next index, with the merges over it filled; false once the cell limit is reached. */
+/** Adds a row at the sheet's next index; false once the cell limit is reached. */
 const addRow = (s: Sheet, cells: Array<string>): boolean => {
-  s.merges = s.merges.filter((m) => m.lastRow >= s.row)
-  for (const m of s.merges) {
-    if (m.row > s.row) continue
-    for (let c = m.col; c <= m.lastCol; c++) cells[c] = m.text
-  }
   if (s.cells + cells.length > limits.sheetCells) {
     s.warnings.push(`sheet ${s.name}: only the first ${s.rows.length} rows are read (cell limit)`)
     s.full = true
@@ -142,15 +120,13 @@ const readSheet = (table: XNode, page: number, warnings: Array<string>): Unit =>
     row: 0,
     cells: 0,
     full: false,
-    merges: [],
     comments: [],
     warnings
   }
   for (const rowNode of rowsOf(table)) {
     let repeat = countOf(attrsOf(rowNode), "table:number-rows-repeated")
     const cells = readCells(s, rowNode)
-    const merged = s.merges.some((m) => m.row < s.row && m.lastRow >= s.row)
-    if (!cells.some((c) => c !== undefined && c !== "") && !merged) {
+    if (!cells.some((c) => c !== undefined && c !== "")) {
       s.row += repeat // empty rows cost nothing, however many
       continue
     }

@@ -1,8 +1,8 @@
 /**
  * Spreadsheets with SheetJS CE (`@e965/xlsx` 0.20.3): XLSX and XLS (BIFF, legacy code pages
  * through the full cptable), every sheet by name as a Markdown table of the cells' formatted
- * values (cached formula results), merged ranges filled with their value, cell comments
- * listed after the table. CSV with d3-dsv (RFC 4180 quoting; a stray quote inside an unquoted field
+ * values (cached formula results), a merged range's value once in its first cell (its other
+ * cells empty, as LibreOffice shows and exports them), cell comments listed after the table. CSV with d3-dsv (RFC 4180 quoting; a stray quote inside an unquoted field
  * is kept as text). OOXML workbooks are opened with the zip limits
  * before SheetJS sees them.
  */
@@ -18,6 +18,22 @@ import { xlsImages } from "./xls-images.js"
 import { openZip } from "./zip.js"
 
 XLSX.set_cptable(cptable)
+
+const plainDecimal = /^-?\d+(?:\.\d+)?$/
+
+/**
+ * A number in the General format as a spreadsheet shows it in a column wide enough: SheetJS
+ * renders General as Excel does in a standard-width column, cut to 11 characters
+ * (7168.95420416 → 7168.954204, 1885673307.78 → 1885673308, 123456789012345 → 1.23457E+14);
+ * LibreOffice and a search for the value want all of it: up to 15 significant digits, as a
+ * plain decimal (numbers that need an exponent keep SheetJS's text). Other formats are kept.
+ */
+const shownNumber = (cell: XLSX.CellObject, shown: string): string => {
+  if (cell.t !== "n" || typeof cell.v !== "number" || !Number.isFinite(cell.v)) return shown
+  if (shown !== XLSX.SSF.format("General", cell.v)) return shown
+  const full = String(Number(cell.v.toPrecision(15)))
+  return plainDecimal.test(full) ? full : shown
+}
 
 const sheetUnit = (ws: XLSX.WorkSheet, name: string, page: number, warnings: Array<string>): Unit => {
   const ref = ws["!ref"]
@@ -40,7 +56,9 @@ const sheetUnit = (ws: XLSX.WorkSheet, name: string, page: number, warnings: Arr
       const cell = at(r, c)
       let text = ""
       if (cell && cell.t !== "z") {
-        text = cell.w ?? (cell.v === undefined || cell.v === null ? "" : cell.v instanceof Date ? cell.v.toISOString() : String(cell.v))
+        text = cell.w === undefined
+          ? cell.v === undefined || cell.v === null ? "" : cell.v instanceof Date ? cell.v.toISOString() : String(cell.v)
+          : shownNumber(cell, cell.w)
       }
       for (const comment of cell?.c ?? []) {
         const body = (comment.t ?? "").replace(/\s+/g, " ").trim()
@@ -49,17 +67,6 @@ const sheetUnit = (ws: XLSX.WorkSheet, name: string, page: number, warnings: Arr
       row.push(text)
     }
     rows.push(row)
-  }
-  // merged ranges: repeat the top-left value over the range (bounded)
-  for (const m of ws["!merges"] ?? []) {
-    const value = rows[m.s.r - range.s.r]?.[m.s.c - range.s.c] ?? ""
-    if (!value || (m.e.r - m.s.r + 1) * (m.e.c - m.s.c + 1) > 10_000) continue
-    for (let r = m.s.r; r <= Math.min(m.e.r, lastRow); r++) {
-      for (let c = m.s.c; c <= m.e.c; c++) {
-        const row = rows[r - range.s.r]
-        if (row && c - range.s.c < row.length) row[c - range.s.c] = value
-      }
-    }
   }
   return sheetContent(name, page, rows, comments)
 }

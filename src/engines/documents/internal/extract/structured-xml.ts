@@ -41,16 +41,37 @@ const preformatted = new Set(["programlisting", "screen", "code", "preformat", "
 
 const clean = (s: string) => s.replace(/\s+/g, " ").trim()
 
-/** The inline text of a node: its text, footnote markers and all, on one line. */
+/** Inline formatting: its text runs on with the text around it (`T<sub>4</sub>` is `T4`). */
+const formatting = new Set([
+  "bold", "italic", "sup", "sub", "sc", "underline", "monospace", "overline", "roman", "sans-serif", "strike",
+  "emphasis", "hi", "superscript", "subscript", "phrase", "named-content", "styled-content", "inline-formula",
+  "xref", "ref", "ext-link", "uri", "email", "abbrev", "foreignphrase", "foreign", "literal", "span", "ruby"
+])
+
+/**
+ * The inline text of a node: its text, footnote markers and all, on one line. Children of
+ * element-only content (no text of its own between them: a citation's authors, year, title and
+ * journal, a name's surname and given names) are fields, written with a space between them;
+ * formatting elements side by side run on.
+ */
 const inline = (nodes: ReadonlyArray<XNode>): string => {
+  const elementOnly = !nodes.some((n) => tagOf(n) === "#text" && /\S/.test(String(n["#text"] ?? "")))
   let out = ""
+  let previous: string | undefined
   for (const n of nodes) {
     const t = tagOf(n)
     if (t === undefined) continue
     if (t === "#text") out += String(n["#text"] ?? "")
     else if (t === "#cdata") out += textOf(childrenOf(n))
     else if (t === "lb" || t === "break") out += " "
-    else if (!skipped.has(local(t))) out += inline(childrenOf(n))
+    else if (!skipped.has(local(t))) {
+      const l = local(t)
+      const text = inline(childrenOf(n))
+      const field = elementOnly && previous !== undefined && !(formatting.has(previous) && formatting.has(l))
+      if (field && text !== "" && out !== "" && !/\s$/.test(out)) out += " "
+      out += text
+      previous = l
+    }
   }
   return out
 }

@@ -17,6 +17,18 @@ const entityLimits = {
   maxExpandedLength: 1_000_000
 }
 
+/**
+ * How deep elements may nest in an XML document or a part of a zip package (every reader of
+ * XML: Office and OpenDocument parts, EPUB package documents, XML articles, SVG). Real
+ * documents stay far below it (a table in a table in a Word document adds three levels); a
+ * deeper document fails with {@link tooDeep} (`limit_exceeded`), whatever the parser's stack.
+ */
+export const maxXmlDepth = 256
+
+/** The failure of a part whose elements nest deeper than {@link maxXmlDepth}. */
+export const tooDeep = (what: string): ExtractFailure =>
+  new ExtractFailure("limit_exceeded", `${what}: elements nested more than ${maxXmlDepth} levels deep`)
+
 const ordered = new XMLParser({
   preserveOrder: true,
   ignoreAttributes: false,
@@ -26,7 +38,8 @@ const ordered = new XMLParser({
   parseAttributeValue: false,
   processEntities: entityLimits,
   htmlEntities: true,
-  cdataPropName: "#cdata"
+  cdataPropName: "#cdata",
+  maxNestedTags: maxXmlDepth
 })
 
 /** Parses XML in document order; malformed input fails with `corrupt`, an entity bomb or elements nested too deep with `limit_exceeded`. */
@@ -36,8 +49,8 @@ export const parseOrdered = (xml: string, what: string): Array<XNode> => {
   } catch (e) {
     const message = (e as Error)?.message ?? String(e)
     if (/entit|expan/i.test(message)) throw new ExtractFailure("limit_exceeded", `${what}: ${message}`)
-    // fast-xml-parser's bound on element depth: a limit, not a malformed document
-    if (/nested tags/i.test(message)) throw new ExtractFailure("limit_exceeded", `${what}: elements nested too deep (${message})`)
+    // fast-xml-parser's bound on element depth (maxNestedTags): a limit, not a malformed document
+    if (/nested tags/i.test(message)) throw tooDeep(what)
     throw new ExtractFailure("corrupt", `${what} is not well-formed XML: ${message}`)
   }
 }
