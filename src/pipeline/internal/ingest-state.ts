@@ -4,7 +4,7 @@
  *
  * A manifest row has `id` = the document id and `documentId` = `JSON [documentId, hash, chunks]`,
  * so that one `listDocuments()` scan of the manifest reads every marker (the port has no
- * projection scan). The manifest collection is internal: `collections list` hides it and
+ * projection scan), and `get(ids)` the markers of a few documents ({@link loadFor}). The manifest collection is internal: `collections list` hides it and
  * `collections drop` drops it with its collection.
  */
 import { createHash } from "node:crypto"
