@@ -113,8 +113,9 @@ export class IndexUpkeep {
       if (!this.indexed) {
         if (yield* this.ensureIndexes()) this.unindexedRows = 0 // a new index covers every row
         else {
-          // the stored backlog already holds this write's rows and fragment
-          const stored = yield* this.backlog()
+          // the stored backlog already holds this write's rows and fragment; the write is
+          // committed, so a failed statistics read only leaves this handle's own counts
+          const stored = yield* this.backlog().pipe(Effect.orElseSucceed(() => ({ rows: 0, fragments: 0 })))
           this.unindexedRows = Math.max(this.unindexedRows, stored.rows)
           this.writesSinceOptimize = Math.max(this.writesSinceOptimize, stored.fragments)
         }
