@@ -29,7 +29,8 @@
  * missing, step 2 removes the rest, step 3 seals it. The result is the collection an
  * uninterrupted run writes (`test/pipeline/ingest-crash.test.ts` kills a child process at
  * several points and compares). A second run over unchanged input writes nothing. A run that
- * wrote anything ends by bringing the collection's indexes up to date (`optimize`), once.
+ * wrote at least 1,000 rows (inserted, updated, deleted) ends by bringing the collection's indexes up to
+ * date (`optimize`), once; a smaller one (a few changed files) leaves that to the store's upkeep.
  *
  * ## Access lists
  * Every chunk of a document gets the document's access list (see `VectorStore.Chunk.access`):
@@ -635,6 +636,19 @@ const prune = (ctx: RunContext): Effect.Effect<number, VectorStoreError> =>
     return gone.length
   })
 
+/**
+ * Rows a run writes (inserted, updated, deleted) from which it ends with the collection's
+ * `optimize()`. A smaller run leaves its rows to the store's own upkeep: its full-text and
+ * vector searches read rows written since the last index update without the index (LanceDB
+ * scans them; the other stores index as they write), so they are found at once, and the
+ * store brings its indexes up to date once such rows or fragments pile up (LanceDB: from the
+ * table's stored backlog, whichever process wrote it). One changed file does not pay for a
+ * compaction and an index update of the whole collection.
+ */
+const optimizeAfterRows = 1_000
+
+const rowsWritten = (t: Tally): number => t.inserted + t.updated + t.deleted
+
 /** The summary of a finished run. */
 const summaryOf = (ctx: RunContext, started: number, pruned: number, total: number): Summary => {
   const t = ctx.tally
@@ -655,6 +669,18 @@ const summaryOf = (ctx: RunContext, started: number, pruned: number, total: numb
   }
 }
 
+/**
+ * The stored state a run needs: of the documents its sources name, when they are a few files
+ * or pages (one changed file costs a lookup, not a read of the whole manifest and collection);
+ * else all of it (a folder walk or a crawl, and prune, compare against every stored document).
+ */
+const storedState = (request: Request, target: Stages.Target): Effect.Effect<State.StoredState, VectorStoreError> =>
+  Effect.gen(function*() {
+    const named = yield* State.namedDocuments(request.sources)
+    const some = named === undefined ? undefined : yield* State.loadFor(target.main, target.manifest, named)
+    return some ?? (yield* State.load(target.main, target.manifest))
+  })
+
 /** Opens the collections and reads their stored state: the context of a run. */
 const prepare = (request: Request, options: Options): Effect.Effect<RunContext, IngestError, Upload.Upload | VectorStore> =>
   Effect.gen(function*() {
@@ -670,7 +696,7 @@ const prepare = (request: Request, options: Options): Effect.Effect<RunContext, 
       upload: yield* Upload.Upload,
       web: yield* Effect.serviceOption(Web.Web),
       target,
-      state: yield* State.load(target.main, target.manifest),
+      state: yield* storedState(request, target),
       embedding,
       extractPermits: yield* Effect.makeSemaphore(settings.extractConcurrency)
     }
@@ -700,7 +726,7 @@ export const run = (
     const pruned = yield* prune(ctx)
     // index upkeep, once for the whole run: the store leaves rows written since its last index
     // update unindexed (searched flat); bringing them up to date once costs less than per batch
-    if (ctx.tally.writes > 0) yield* timed(ctx.tally)(ctx.target.main.optimize())
+    if (ctx.tally.writes > 0 && rowsWritten(ctx.tally) >= optimizeAfterRows) yield* timed(ctx.tally)(ctx.target.main.optimize())
     const summary = summaryOf(ctx, started, pruned, yield* ctx.target.main.count())
     yield* ctx.settings.emit({ _tag: "Finished", summary })
     return summary

@@ -18,18 +18,22 @@
  *   `optimize()`): the duplicate check (`id IN (…)`) reads it instead of scanning the table,
  *   and the merge-insert's join by `id` costs less with it too (measured: 2-3× less CPU per
  *   512-row batch at 300,000 rows). Below that, the index costs more than the scan it saves.
+ *   From the same size `document_id` has one too: the delete of a re-ingested document's older
+ *   generation, deletes by document and the count of one document's chunks read it.
  *   A row is rewritten only when its `content_hash` (of document id, title, text, metadata
  *   and vector) changed, so re-upserting the same chunks changes nothing, not even the index.
  * - **Full text.** Native BM25 indexes on `content` and `title` (English stemming and stop
  *   words), created by the first write of a handle that finds them missing; none for a
  *   collection created with `fullText: false` (its text searches fail with `InvalidInput`).
  *   Rows written after the last index update are still searched (flat), and indexes are
- *   brought up to date by `optimize()`, which the adapter runs itself after a write once this
- *   handle has written `reindexAfter` rows (default 20,000) or made more than `maxFragments`
- *   writes (default 64; each write adds a fragment) since the indexes were last brought up to
- *   date. The counts are kept in memory:
- *   a write costs no index statistics round trip. A bulk load (the ingest pipeline) calls
- *   `optimize()` once at its end.
+ *   brought up to date by `optimize()`, which the adapter runs itself after a write once
+ *   `reindexAfter` rows (default 20,000) are outside the full-text index or more than
+ *   `maxFragments` small fragments (default 64; each write adds one) have piled up. A handle
+ *   reads that backlog from the table at its first write (index and fragment statistics, so
+ *   what earlier processes left counts: a run of one-file ingests reaches the thresholds as one
+ *   long-lived handle would) and counts its own writes in memory after that: later writes cost
+ *   no statistics round trip. A bulk load (the ingest pipeline) calls `optimize()` once at its
+ *   end.
  * - **Full text in memory.** A collection of at most `memoryIndexRows` rows (default 20,000; 0:
  *   never) is searched by full text in memory: the handle's first search reads the rows' hit
  *   columns and builds a `FieldIndex` (`internal/bm25.ts`: BM25 on `content` and on `title`,
@@ -281,6 +285,7 @@ const makeCollection = (table: lancedb.Table, spec: CollectionSpec, settings: La
     optimize: () => upkeep.optimize(),
     termCounts: (ids, options) => memory.termCounts(ids, options),
     scan: (filter, options) => Read.scan(t, filter, options),
+    get: (ids, options) => Read.get(t, ids, options),
     enforcesAccess: true
   }
 }

@@ -42,6 +42,7 @@ const makeCollection = (state: CollectionState): Collection => {
     listDocuments: (options) => Reads.listDocuments(state, options),
     optimize: () => Effect.void,
     scan: (filter, options) => Reads.scan(state, filter, options),
+    get: (ids, options) => Reads.get(state, ids, options),
     termCounts: (ids, options) => FullText.termCounts(state, ids, options),
     enforcesAccess: true
   }

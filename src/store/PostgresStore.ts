@@ -183,6 +183,7 @@ const makeCollection = (state: CollectionState): Collection => {
     searchHybrid: Fusion.hybridSearch(searchText, searchVector),
     count: (filter, options) => Reads.count(state, filter, options),
     listDocuments: (options) => Reads.listDocuments(state, options),
+    get: (ids, options) => Reads.get(state, ids, options),
     optimize: () => Reads.optimize(state),
     termCounts: (ids, options) => FullText.termCounts(state, ids, options),
     enforcesAccess: true

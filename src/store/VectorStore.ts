@@ -471,6 +471,13 @@ export interface Collection {
    * an evaluation set (`Eval.build`), not for queries: it reads every row.
    */
   readonly scan?: (filter?: Filter, options?: ScopeOptions) => Effect.Effect<ReadonlyArray<Hit>, VectorStoreError>
+  /**
+   * Optional: the chunks with these ids that the collection holds (readable in the scope), with
+   * their text, title and metadata, no vector (`score` 0), sorted by id; an id it does not hold
+   * is left out. A lookup of a few ids, not a scan of the collection (the ingest pipeline reads
+   * the completion markers of the few documents a run names with it).
+   */
+  readonly get?: (ids: ReadonlyArray<string>, options?: ScopeOptions) => Effect.Effect<ReadonlyArray<Hit>, VectorStoreError>
 }
 
 /**

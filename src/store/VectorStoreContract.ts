@@ -98,6 +98,23 @@ const scanTests = (withStore: WithStore): void => {
         expect(a.map((h) => h.id)).toEqual(corpus.filter((x) => x.documentId === "A").map((x) => x.id).sort())
       })))
 
+  it.scoped("get (an optional method) reads the chunks of the ids it holds, sorted by id", () =>
+    withStore((store) =>
+      Effect.gen(function*() {
+        const c = yield* store.collection(spec)
+        yield* c.upsert(corpus)
+        if (c.get === undefined) return
+        const [first, second] = [corpus[2]!, corpus[0]!]
+        const got = yield* c.get([first.id, "no-such-id", second.id, first.id])
+        expect(got.map((h) => h.id)).toEqual([first.id, second.id].sort())
+        for (const h of got) {
+          const source = corpus.find((x) => x.id === h.id)!
+          expect(h).toMatchObject({ documentId: source.documentId, text: source.text, score: 0 })
+        }
+        expect(yield* c.get([])).toEqual([])
+        expect(yield* c.get(["no-such-id"])).toEqual([])
+      })))
+
 }
 
 /** Writes: upsert counts (inserted, updated, unchanged), counts and documents. */
@@ -361,6 +378,10 @@ const scopedReads = (c: Collection) =>
     if (c.scan !== undefined) {
       expect((yield* c.scan(undefined, { scope: scopeA })).map((h) => h.id)).toEqual(["pub", "ta1", "ta2"])
       expect((yield* c.scan()).length).toBe(6)
+    }
+    // get (optional) reads only the chunks in the scope
+    if (c.get !== undefined) {
+      expect((yield* c.get(["tb1", "ta1", "pub"], { scope: scopeA })).map((h) => h.id)).toEqual(["pub", "ta1"])
     }
     // hits carry no access list
     for (const h of yield* c.searchText("alpha plant", { limit: 3, scope: scopeA })) expect(Object.keys(h)).not.toContain("access")

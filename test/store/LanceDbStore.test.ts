@@ -56,7 +56,7 @@ describe("LanceDbStore", () => {
       }).pipe(Effect.provide(LanceDbStore.layer({ uri }))))
     }))
 
-  it.live("indexes `id` (BTREE, kept by optimize) from idIndexThreshold rows; a collection with fullText: false gets no full-text index", () =>
+  it.live("indexes `id` and `document_id` (BTREE, kept by optimize) from idIndexThreshold rows; a collection with fullText: false gets no full-text index", () =>
     Effect.gen(function*() {
       const uri = freshDir()
       const indexes = (name: string) =>
@@ -69,7 +69,7 @@ describe("LanceDbStore", () => {
         const store = yield* VectorStore
         const main = yield* store.collection(spec)
         yield* main.upsert(corpus)
-        expect((yield* indexes("contract")).columns).toEqual(["content", "id", "title"])
+        expect((yield* indexes("contract")).columns).toEqual(["content", "document_id", "id", "title"])
         // below the default threshold (100,000 rows): no id index
         const small = yield* Effect.provide(
           Effect.flatMap(VectorStore, (s) => Effect.flatMap(s.collection({ ...spec, name: "small" }), (c) => c.upsert(corpus))),
@@ -81,13 +81,13 @@ describe("LanceDbStore", () => {
         yield* books.upsert(chunksOf(1, 20).map(({ vector: _v, ...c }) => c))
         yield* books.upsert(chunksOf(2, 20).map(({ vector: _v, ...c }) => c))
         const before = yield* indexes("books")
-        expect(before.columns).toEqual(["id"])
+        expect(before.columns).toEqual(["document_id", "id"])
         expect(before.id?.numUnindexedRows).toBe(20)
         // a write after the index: the merge-insert still finds the rows it did not index
         expect(yield* books.upsert(chunksOf(2, 20).map(({ vector: _v, ...c }) => ({ ...c, text: c.text + " v2" })))).toEqual({ inserted: 0, updated: 20 })
         yield* books.optimize()
         const after = yield* indexes("books")
-        expect(after.columns).toEqual(["id"])
+        expect(after.columns).toEqual(["document_id", "id"])
         expect(after.id?.numUnindexedRows).toBe(0)
         expect(after.id?.numIndexedRows).toBe(40)
       }).pipe(Effect.provide(LanceDbStore.layer({ uri, idIndexThreshold: 0 }))))

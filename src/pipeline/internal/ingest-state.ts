@@ -4,12 +4,23 @@
  *
  * A manifest row has `id` = the document id and `documentId` = `JSON [documentId, hash, chunks]`,
  * so that one `listDocuments()` scan of the manifest reads every marker (the port has no
- * projection scan). The manifest collection is internal: `collections list` hides it and
+ * projection scan), and `get(ids)` the markers of a few documents ({@link loadFor}). The manifest collection is internal: `collections list` hides it and
  * `collections drop` drops it with its collection.
  */
 import { createHash } from "node:crypto"
+import { stat } from "node:fs/promises"
+import { resolve } from "node:path"
 import { Effect } from "effect"
-import { type Collection, type CollectionSpec, type FieldType, InvalidInput, type VectorStoreError } from "../../store/VectorStore.js"
+import {
+  type Collection,
+  type CollectionSpec,
+  documentIdField,
+  type FieldType,
+  Filter,
+  InvalidInput,
+  type VectorStoreError
+} from "../../store/VectorStore.js"
+import * as Sources from "./ingest-sources.js"
 
 /** The suffix of the manifest collection of a collection. */
 export const manifestSuffix = "__ingest"
@@ -132,6 +143,69 @@ export const load = (main: Collection, manifest: Collection): Effect.Effect<Stor
     const chunkCounts = new Map<string, number>()
     for (const d of yield* main.listDocuments()) chunkCounts.set(d.documentId, d.chunks)
     return { markers, chunkCounts }
+  })
+
+/**
+ * Reads the stored state of these documents only: their markers by id from the manifest (one
+ * lookup) and their chunk counts (one count each). Undefined when the manifest's store cannot
+ * look rows up by id (`Collection.get` is optional): then {@link load} reads it all.
+ */
+export const loadFor = (
+  main: Collection,
+  manifest: Collection,
+  documentIds: ReadonlyArray<string>
+): Effect.Effect<StoredState | undefined, VectorStoreError> =>
+  Effect.gen(function*() {
+    if (manifest.get === undefined) return undefined
+    const ids = [...new Set(documentIds)]
+    const markers = new Map<string, Marker>()
+    for (const row of yield* manifest.get(ids)) {
+      const parsed = parseKey(row.documentId)
+      if (parsed !== undefined && parsed[0] === row.id) markers.set(parsed[0], parsed[1])
+    }
+    const chunkCounts = new Map<string, number>()
+    for (const id of ids) {
+      const n = yield* main.count(Filter.eq(documentIdField, id))
+      if (n > 0) chunkCounts.set(id, n)
+    }
+    return { markers, chunkCounts }
+  })
+
+/**
+ * Documents a run names one by one at most for its stored state to be read for them alone
+ * ({@link loadFor}); more, or a folder or a site, read the whole state ({@link load}).
+ */
+export const namedLimit = 64
+
+/** A source as {@link namedDocuments} reads it (the pipeline's `SourceSpec`). */
+type NamedSource =
+  | { readonly _tag: "Path"; readonly path: string }
+  | { readonly _tag: "Url"; readonly url: string }
+  | { readonly _tag: "Site" }
+
+/**
+ * The documents a run's sources name one by one (files, or paths that are missing, by the id
+ * the walk gives them; pages by their normalised URL), when there are at most
+ * {@link namedLimit} of them; undefined when a source is a folder or a site (which the run must
+ * walk or crawl to know) or there are more.
+ */
+export const namedDocuments = (sources: ReadonlyArray<NamedSource>): Effect.Effect<ReadonlyArray<string> | undefined> =>
+  Effect.promise(async () => {
+    if (sources.length > namedLimit) return undefined
+    const ids: Array<string> = []
+    for (const s of sources) {
+      if (s._tag === "Site") return undefined
+      if (s._tag === "Url") {
+        const id = Sources.urlDocumentId(s.url)
+        if (id !== undefined) ids.push(id)
+        continue
+      }
+      const abs = resolve(s.path)
+      const info = await stat(abs).catch(() => undefined)
+      if (info?.isDirectory() === true) return undefined
+      ids.push(Sources.fileDocumentId(abs))
+    }
+    return ids
   })
 
 /** The marker of a document stored complete (its chunks all there), whatever its hash. */

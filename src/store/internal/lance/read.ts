@@ -1,8 +1,9 @@
 /**
  * The reads of one table that need no state of their own: vector search (flat cosine, or the
- * `IVF_HNSW_SQ` index once built), counts, the document listing and the scan.
+ * `IVF_HNSW_SQ` index once built), counts, the document listing, the lookup by id and the scan.
  */
 import * as Effect from "effect/Effect"
+import * as Filters from "../filter.js"
 import {
   checkVector,
   type DocumentEntry,
@@ -50,6 +51,19 @@ export const listDocuments = (t: LanceTable, options: ScopeOptions = {}): Effect
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([documentId, chunks]): DocumentEntry => ({ documentId, chunks }))
   }))
+
+/** The rows of these ids in the scope, as hits of score 0 in id order (the `id` BTREE serves it once built). */
+export const get = (t: LanceTable, ids: ReadonlyArray<string>, options: ScopeOptions = {}): Effect.Effect<Array<Hit>, VectorStoreError> =>
+  Effect.gen(function*() {
+    if (ids.length === 0) return []
+    const scope = yield* t.where(undefined, options.scope)
+    const byId = Filters.toSql({ _tag: "In", field: "__id", values: [...new Set(ids)] })
+    const rows = yield* t.attempt("get", () =>
+      t.table.query().where(scope === undefined ? byId : `(${byId} AND ${scope})`).select([...hitColumns]).toArray() as Promise<
+        Array<Record<string, unknown>>
+      >)
+    return rows.map((r) => toHit(r, 0)).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+  })
 
 /** Every row a filter and scope match, as hits of score 0 in id order. */
 export const scan = (t: LanceTable, filter?: Filter, options: ScopeOptions = {}): Effect.Effect<Array<Hit>, VectorStoreError> =>

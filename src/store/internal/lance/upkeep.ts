@@ -1,10 +1,12 @@
 /**
  * Index upkeep of one table handle: the full-text indexes (unless the spec says
- * `fullText: false`), and past their thresholds the `id` BTREE and the vector index, created
- * when missing (at a handle's first write, and at every `optimize()`), and
- * `optimize()` run after a write once this handle has written `reindexAfter` rows or made more
- * than `maxFragments` writes since the indexes were last brought up to date. The counts are this handle's, kept in memory: a write costs no index
- * statistics round trip.
+ * `fullText: false`), and past their thresholds the `id` and `document_id` BTREEs and the
+ * vector index, created when missing (at a handle's first write, and at every `optimize()`),
+ * and `optimize()` run after a write once `reindexAfter` rows are unindexed or more than
+ * `maxFragments` writes (small fragments) were made since the indexes were last brought up to
+ * date. A handle's first write reads that backlog from the table (index and fragment
+ * statistics: whatever earlier processes left), later writes add to it in memory: a write
+ * costs no statistics round trip after the first.
  */
 import * as lancedb from "@lancedb/lancedb"
 import * as Effect from "effect/Effect"
@@ -31,7 +33,9 @@ export class IndexUpkeep {
   /**
    * Creates the missing indexes: the FTS indexes unless the spec says `fullText: false`; past
    * `idIndexThreshold` rows the `id` BTREE (the duplicate check and the merge-insert's join read
-   * it instead of scanning the table); past `vectorIndexThreshold` rows the vector index. True
+   * it instead of scanning the table) and the `document_id` BTREE (the older-generation delete
+   * of a re-ingested document, deletes by document and counts of one document read it); past
+   * `vectorIndexThreshold` rows the vector index. True
    * when it created an index that `maintain` counts (the FTS indexes, or the `id` index of a
    * collection without them): a new index covers every row.
    */
@@ -52,6 +56,10 @@ export class IndexUpkeep {
         yield* this.t.write("createIndex(id)", () => table.createIndex("id", { config: lancedb.Index.btree(), replace: true }))
         created ||= spec.fullText === false
       }
+      if (!have.has("document_id") && (yield* rows) >= settings.idIndexThreshold) {
+        yield* this.t.write("createIndex(document_id)", () =>
+          table.createIndex("document_id", { config: lancedb.Index.btree(), replace: true }))
+      }
       if (spec.embedding !== undefined && !have.has("vector") && (yield* rows) >= settings.vectorIndexThreshold) {
         yield* this.t.write("createIndex(vector)", () =>
           table.createIndex("vector", { config: lancedb.Index.hnswSq({ distanceType: "cosine" }), replace: true }))
@@ -71,13 +79,46 @@ export class IndexUpkeep {
     }).pipe(Effect.withSpan("LanceDbStore.optimize", { attributes: { collection: this.t.spec.name } }))
   }
 
-  /** After a write of `rows` rows: create missing indexes once, optimize when rows or fragments pile up. */
+  /**
+   * What the table holds that its indexes do not cover, as stored (other handles' and earlier
+   * processes' writes count too): the rows of the full-text indexes' (or, without them, the `id`
+   * index's) backlog, and the table's small fragments (those compaction would merge). Read at a handle's first write, so that a run
+   * of small writes by short-lived processes (one changed file per `effect-rag ingest`) reaches
+   * `reindexAfter` / `maxFragments` as one long-lived handle would.
+   */
+  private backlog(): Effect.Effect<{ readonly rows: number; readonly fragments: number }, StoreError> {
+    const { table, spec } = this.t
+    return Effect.gen(this, function*() {
+      const names = (yield* this.t.attempt("listIndices", () => table.listIndices()))
+        .filter((i) => (spec.fullText === false ? i.columns.includes("id") : i.indexType === "FTS"))
+        .map((i) => i.name)
+      let rows = 0
+      for (const name of names) {
+        const stats = yield* this.t.attempt("indexStats", () => table.indexStats(name))
+        rows = Math.max(rows, stats?.numUnindexedRows ?? 0)
+      }
+      const stats = yield* this.t.attempt("stats", () => table.stats())
+      return { rows, fragments: stats.fragmentStats.numSmallFragments }
+    })
+  }
+
+  /**
+   * After a write of `rows` rows: at the handle's first write, create missing indexes and take
+   * the stored backlog (see {@link backlog}); optimize when rows or fragments pile up.
+   */
   maintain(rows: number): Effect.Effect<void, VectorStoreError> {
     return Effect.gen(this, function*() {
       this.writesSinceOptimize++
       this.unindexedRows += rows
       if (!this.indexed) {
         if (yield* this.ensureIndexes()) this.unindexedRows = 0 // a new index covers every row
+        else {
+          // the stored backlog already holds this write's rows and fragment; the write is
+          // committed, so a failed statistics read only leaves this handle's own counts
+          const stored = yield* this.backlog().pipe(Effect.orElseSucceed(() => ({ rows: 0, fragments: 0 })))
+          this.unindexedRows = Math.max(this.unindexedRows, stored.rows)
+          this.writesSinceOptimize = Math.max(this.writesSinceOptimize, stored.fragments)
+        }
         this.indexed = true
       }
       if (this.unindexedRows >= this.t.settings.reindexAfter || this.writesSinceOptimize > this.t.settings.maxFragments) {

@@ -1,6 +1,6 @@
 /**
  * Whole-collection reads of the in-memory adapter: count, the document list and scan, each over
- * the rows the filter and scope accept.
+ * the rows the filter and scope accept; and the lookup by id.
  */
 import * as Effect from "effect/Effect"
 import type { DocumentEntry, Filter, Hit, InvalidInput, ScopeOptions } from "../../VectorStore.js"
@@ -22,6 +22,14 @@ export const listDocuments = (state: CollectionState, options: ScopeOptions = {}
     for (const r of rows) counts.set(r.chunk.documentId, (counts.get(r.chunk.documentId) ?? 0) + 1)
     return [...counts.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([documentId, chunks]) => ({ documentId, chunks }))
   })
+
+/** The collection's `get`: the chunks of these ids in the scope as hits of score 0, sorted by id. */
+export const get = (state: CollectionState, ids: ReadonlyArray<string>, options: ScopeOptions = {}) =>
+  Effect.map(accepting(state.spec, undefined, options.scope), (accept): ReadonlyArray<Hit> =>
+    [...new Set(ids)].flatMap((id) => {
+      const r = state.rows.get(id)
+      return r !== undefined && accept(r.chunk) ? [toHit(r.chunk, 0)] : []
+    }).sort((a, b) => compareIds(a.id, b.id)))
 
 /** The collection's `scan`: the accepted chunks as hits of score 0, sorted by id. */
 export const scan = (state: CollectionState, filter: Filter | undefined, options: ScopeOptions = {}) =>
