@@ -40,6 +40,13 @@
  *   LanceDB's (its stop words; Porter where LanceDB uses Snowball's stemmer), a fraction of the
  *   time per query; the price is the read at the first search after a change (about 0.5 s for
  *   5,000 abstracts). `termCounts` hands RM3 the hits' analysed terms from that index.
+ *   Above the bound, the handle asks for the table's version at most once a second.
+ * - **Query expansion over candidates.** Above `textCandidateRows` rows (default 20,000; 0:
+ *   whenever LanceDB's index answers) `textCandidates` gives `Retrieve` the query's best chunks
+ *   from LanceDB's index with a BM25 scorer over them (`internal/lance/candidates.ts`), so RM3's
+ *   second pass is ranked in memory, not searched again. Its term statistics are sampled
+ *   (`internal/lance/stats.ts`) and persisted in the side table `<name>.terms` (never listed as
+ *   a collection, dropped with it).
  * - **Vector index.** Below `vectorIndexThreshold` rows (default 100,000) search is exact (flat
  *   cosine). At the threshold the adapter builds an `IVF_HNSW_SQ` index with cosine distance
  *   (no PQ training loss, good recall at this size), kept current by `optimize()`.

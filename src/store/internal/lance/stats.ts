@@ -244,7 +244,8 @@ export class TermStats {
       const again = known()
       if (again !== undefined) return again
       if (this.persisted === undefined) {
-        this.persisted = yield* this.readPersisted()
+        // a side table that cannot be read (missing, unreadable, its connection closed) is none
+        this.persisted = yield* Effect.orElseSucceed(this.readPersisted(), () => undefined)
         if (good(this.persisted?.drawnAt)) return this.persistedView(this.persisted!, tableRows)
       }
       const sample = yield* this.readSample(tableRows)
