@@ -9,7 +9,7 @@
  */
 import type * as lancedb from "@lancedb/lancedb"
 import * as Effect from "effect/Effect"
-import { stem, stopWords, terms, words } from "../../TextAnalysis.js"
+import { stem, stopWords, words } from "../../TextAnalysis.js"
 import type { CandidateOptions, Hit, TermCounts, TextCandidates, TextQuery, VectorStoreError } from "../../VectorStore.js"
 import { weightedTerms } from "../bm25.js"
 import { ftsQuery, records } from "./fulltext.js"
@@ -59,29 +59,44 @@ export class CandidateEngine {
 
 /** One candidate's analysed fields. */
 interface Analysed {
+  /** `content`'s terms (title + text) with their counts, and the first word giving each (for `termCounts`). */
   readonly content: Map<string, number>
+  readonly surface: Map<string, string>
   readonly contentLength: number
   /** undefined: no title (not in the title field, as LanceDB indexes no null). */
   readonly title: Map<string, number> | undefined
   readonly titleLength: number
 }
 
-const tally = (ts: ReadonlyArray<string>): Map<string, number> => {
-  const m = new Map<string, number>()
-  for (const t of ts) m.set(t, (m.get(t) ?? 0) + 1)
-  return m
+/** A text's analysed terms in one pass: counts, first word of each, number of terms (as `terms`). */
+const tally = (text: string) => {
+  const counts = new Map<string, number>()
+  const surface = new Map<string, string>()
+  let length = 0
+  for (const w of words(text)) {
+    if (w.length > 40 || stopWords.has(w)) continue
+    const t = stem(w)
+    const c = counts.get(t)
+    if (c === undefined) {
+      counts.set(t, 1)
+      surface.set(t, w)
+    } else counts.set(t, c + 1)
+    length++
+  }
+  return { counts, surface, length }
 }
 
 const analyse = (r: Record<string, unknown>): Analysed => {
   const title = typeof r["title"] === "string" ? r["title"] : undefined
   // the `content` column's value, made as the adapter makes it (not read a second time)
-  const content = terms(contentOf(title, String(r["text"] ?? "")))
-  const titleTerms = title === undefined ? [] : terms(title)
+  const content = tally(contentOf(title, String(r["text"] ?? "")))
+  const titleTerms = title === undefined ? undefined : tally(title)
   return {
-    content: tally(content),
+    content: content.counts,
+    surface: content.surface,
     contentLength: content.length,
-    title: title === undefined ? undefined : tally(titleTerms),
-    titleLength: titleTerms.length
+    title: titleTerms?.counts,
+    titleLength: titleTerms?.length ?? 0
   }
 }
 
@@ -162,28 +177,12 @@ export const scorer = (rows: ReadonlyArray<Record<string, unknown>>, stats: Stat
     search: (query, options = {}) => search(query, Math.max(1, options.limit ?? 10), options.titleBoost ?? 0),
     termCounts: (wanted) =>
       Effect.sync(() =>
-        wanted.map((id) => {
+        wanted.map((id): TermCounts | undefined => {
           const row = rowOf.get(id)
           if (row === undefined) return undefined
-          const r = rows[row]!
-          const title = typeof r["title"] === "string" ? r["title"] : undefined
-          return contentTerms(contentOf(title, String(r["text"] ?? "")))
+          const d = docs[row]!
+          return { counts: d.content, words: d.surface, length: d.contentLength }
         })
       )
   }
-}
-
-/** A text's analysed terms with their counts, the first word giving each, and its number of terms (as `FieldIndex.contentTerms`). */
-const contentTerms = (content: string): TermCounts => {
-  const counts = new Map<string, number>()
-  const wordOf = new Map<string, string>()
-  let length = 0
-  for (const w of words(content)) {
-    if (w.length > 40 || stopWords.has(w)) continue
-    const t = stem(w)
-    counts.set(t, (counts.get(t) ?? 0) + 1)
-    if (!wordOf.has(t)) wordOf.set(t, w)
-    length++
-  }
-  return { counts, words: wordOf, length }
 }

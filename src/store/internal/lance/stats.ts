@@ -12,7 +12,8 @@
  * its sampled frequency in `content` and in `title`, plus three header rows of the totals; a
  * collection name has no `.`, so it never names a collection): a handle with no good sample in
  * memory reads the header and, per query, only the terms it has not looked up yet
- * (`term IN (…)`). The first handle that finds no good sample there draws one and writes the
+ * (`term IN (…)`), until `lookupsBeforeFullRead` lookups, when it reads the whole table once.
+ * The first handle that finds no good sample there draws one and writes the
  * side table (a failed write, e.g. a read-only store, only costs the next process a new sample).
  */
 import type * as lancedb from "@lancedb/lancedb"
@@ -155,7 +156,16 @@ interface Persisted {
   readonly present: readonly [number, number]
   readonly length: readonly [number, number]
   readonly known: Map<string, readonly [number, number]>
+  /** Lookups made so far; `complete`: every term read (`known` is the whole table). */
+  lookups: number
+  complete: boolean
 }
+
+/**
+ * Term lookups a handle makes in the side table before it reads the whole table instead: a
+ * one-shot query reads only its terms, a long-lived handle soon holds them all.
+ */
+export const lookupsBeforeFullRead = 8
 
 /** The table's row count per version and the statistics of one table handle (see the module doc). */
 export class TermStats {
@@ -206,7 +216,7 @@ export class TermStats {
       const present = at.get(header.present)
       const length = at.get(header.length)
       if (sampled === undefined || drawnAt === undefined || present === undefined || length === undefined) return undefined
-      return { table, sampled, drawnAt, present, length, known: new Map() }
+      return { table, sampled, drawnAt, present, length, known: new Map(), lookups: 0, complete: false }
     })
   }
 
@@ -219,12 +229,15 @@ export class TermStats {
       content: field(0),
       title: field(1),
       frequencies: (terms) => {
-        const missing = terms.filter((term) => !p.known.has(term))
+        const missing = p.complete ? [] : terms.filter((term) => !p.known.has(term))
         if (missing.length === 0) return Effect.succeed(df)
+        const all = ++p.lookups > lookupsBeforeFullRead
         return this.t.attempt("readStats", async () => {
-          const rows = await p.table.query().where(`term IN (${sqlList(new Set(missing))})`).select(["term", "content", "title"]).toArray()
+          const q = p.table.query().select(["term", "content", "title"])
+          const rows = await (all ? q : q.where(`term IN (${sqlList(new Set(missing))})`)).toArray()
           for (const term of missing) p.known.set(term, [0, 0])
           for (const r of rows) p.known.set(String(r["term"]), [Number(r["content"]), Number(r["title"])])
+          if (all) p.complete = true
           return df
         })
       }
