@@ -46,7 +46,8 @@
  *   from LanceDB's index with a BM25 scorer over them (`internal/lance/candidates.ts`), so RM3's
  *   second pass is ranked in memory, not searched again. Its term statistics are sampled
  *   (`internal/lance/stats.ts`) and persisted in the side table `<name>.terms` (never listed as
- *   a collection, dropped with it).
+ *   a collection, dropped with it), brought up to date by an explicit `optimize()` (an
+ *   ingest's end) and by the first search that finds them stale.
  * - **Vector index.** Below `vectorIndexThreshold` rows (default 100,000) search is exact (flat
  *   cosine). At the threshold the adapter builds an `IVF_HNSW_SQ` index with cosine distance
  *   (no PQ training loss, good recall at this size), kept current by `optimize()`.
@@ -300,7 +301,8 @@ const makeCollection = (
     searchHybrid: Fusion.hybridSearch(searchText, searchVector),
     count: (filter, options) => Read.count(t, filter, options),
     listDocuments: (options) => Read.listDocuments(t, options),
-    optimize: () => upkeep.optimize(),
+    // an explicit optimize (an ingest's end) also brings the persisted term statistics up to date
+    optimize: () => Effect.zipLeft(upkeep.optimize(), candidates.refresh()),
     termCounts: (ids, options) => memory.termCounts(ids, options),
     textCandidates: (query, options) => Effect.zipRight(requireFullText(spec), candidates.candidates(query, options)),
     scan: (filter, options) => Read.scan(t, filter, options),

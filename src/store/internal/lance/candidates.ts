@@ -10,7 +10,7 @@
 import type * as lancedb from "@lancedb/lancedb"
 import * as Effect from "effect/Effect"
 import { stem, stopWords, words } from "../../TextAnalysis.js"
-import type { CandidateOptions, Hit, TermCounts, TextCandidates, TextQuery, VectorStoreError } from "../../VectorStore.js"
+import type { CandidateOptions, Hit, StoreError, TermCounts, TextCandidates, TextQuery, VectorStoreError } from "../../VectorStore.js"
 import { weightedTerms } from "../bm25.js"
 import { ftsQuery, records } from "./fulltext.js"
 import { contentOf, hitColumns, toHit } from "./rows.js"
@@ -35,6 +35,15 @@ export class CandidateEngine {
     const { memoryIndexRows, textCandidateRows } = this.t.settings
     if (memoryIndexRows > 0 && rows <= memoryIndexRows) return false
     return rows > textCandidateRows
+  }
+
+  /**
+   * Brings the term statistics up to date for the table's current size (drawn and persisted when
+   * the side table's are missing or stale), so that the next fresh process only reads them; a
+   * table below the bound is left alone. Run after an explicit `optimize()` (an ingest's end).
+   */
+  refresh(): Effect.Effect<void, StoreError> {
+    return Effect.flatMap(this.stats.rows, (rows) => (this.applies(rows) ? Effect.asVoid(this.stats.current(rows)) : Effect.void))
   }
 
   /** The candidates of `query` (undefined: the table is small enough for the usual search). */

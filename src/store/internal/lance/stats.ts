@@ -13,8 +13,9 @@
  * collection name has no `.`, so it never names a collection): a handle with no good sample in
  * memory reads the header and, per query, only the terms it has not looked up yet
  * (`term IN (…)`), until `lookupsBeforeFullRead` lookups, when it reads the whole table once.
- * The first handle that finds no good sample there draws one and writes the
- * side table (a failed write, e.g. a read-only store, only costs the next process a new sample).
+ * The first handle that finds no good sample there (or an explicit `optimize()`, the end of an
+ * ingest) draws one and writes the side table (a failed write, e.g. a read-only store, only
+ * costs the next process a new sample).
  */
 import type * as lancedb from "@lancedb/lancedb"
 import * as Effect from "effect/Effect"
