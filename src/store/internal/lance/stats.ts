@@ -113,7 +113,9 @@ export const statsTable = (connection: lancedb.Connection, collection: string): 
   return {
     open: async () => ((await connection.tableNames()).includes(name) ? connection.openTable(name) : undefined),
     write: async (rows) => {
-      await connection.createTable(name, rows, { mode: "overwrite" })
+      // "create" when missing: LanceDB's overwrite of a missing table logs a warning
+      const exists = (await connection.tableNames()).includes(name)
+      await connection.createTable(name, rows, { mode: exists ? "overwrite" : "create" })
     }
   }
 }
