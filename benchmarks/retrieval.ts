@@ -16,7 +16,11 @@
  * - `fulltext`: `Retrieve.retrieve` with the defaults (title boost + RM3), whose nDCG@10 the
  *   table above reports;
  * - `plain-lancedb-index`, `fulltext-lancedb-index`: the same through a store handle with
- *   `memoryIndexRows: 0` (LanceDB's own index, what collections above the bound use);
+ *   `memoryIndexRows: 0` (LanceDB's own index) and the candidate path off (RM3's second pass a
+ *   second weighted search of the index);
+ * - `fulltext-candidates`: the defaults through a handle with `memoryIndexRows: 0,
+ *   textCandidateRows: 0` (what collections above 20,000 rows use: one index search for the
+ *   query's best 30 chunks, both passes ranked in memory with the persisted term statistics);
  * - `postgres-plain`, `postgres-fulltext`: the same two modes on the Postgres store
  *   (`PostgresStore`), its collection filled with the LanceDB table's rows: a real server at
  *   `--postgres URL` (or `$EFFECT_RAG_BENCH_POSTGRES`), else one started for the run: PGlite +
@@ -130,11 +134,14 @@ const latency = (storeDir: string, ds: Beir.Dataset, queries: ReadonlyArray<Beir
       const added = yield* pad(writer, Beir.corpus(ds), padDocs)
       console.log(`padded the table with ${added} shuffled copies in ${((performance.now() - t) / 1000).toFixed(1)} s: ${yield* writer.count()} rows`)
     }
-    const open = (memoryIndexRows?: number) =>
-      Effect.flatMap(VectorStore, (s) => s.open(name)).pipe(Effect.provide(Layer.fresh(LanceDbStore.layer({ uri: storeDir, memoryIndexRows }))))
+    const open = (memoryIndexRows?: number, textCandidateRows?: number) =>
+      Effect.flatMap(VectorStore, (s) => s.open(name)).pipe(
+        Effect.provide(Layer.fresh(LanceDbStore.layer({ uri: storeDir, memoryIndexRows, textCandidateRows })))
+      )
     // a fresh handle each: the default one (in memory up to its row bound) and one on LanceDB's index
     const collection = yield* open()
-    const native = yield* open(0)
+    const native = yield* open(0, Number.MAX_SAFE_INTEGER)
+    const candidates = yield* open(0, 0)
     const connection = yield* Effect.promise(() => lancedb.connect(storeDir))
     const table = yield* Effect.promise(() => connection.openTable(name))
     const columns = ["id", "document_id", "title", "text", "metadata", "_score"]
@@ -154,6 +161,7 @@ const latency = (storeDir: string, ds: Beir.Dataset, queries: ReadonlyArray<Beir
       ["fulltext", (q) => Effect.map(Retrieve.retrieve(collection, q, { limit: 10 }), docs)],
       ["plain-lancedb-index", (q) => Effect.map(Retrieve.retrieve(native, q, { limit: 10, fullText: Retrieve.plainFullText }), docs)],
       ["fulltext-lancedb-index", (q) => Effect.map(Retrieve.retrieve(native, q, { limit: 10 }), docs)],
+      ["fulltext-candidates", (q) => Effect.map(Retrieve.retrieve(candidates, q, { limit: 10 }), docs)],
       ...(pg === undefined ? [] : [
         [`postgres-plain (${pg.kind})`, (q: string) => Effect.map(Retrieve.retrieve(pg.collection, q, { limit: 10, fullText: Retrieve.plainFullText }), docs)],
         [`postgres-fulltext (${pg.kind})`, (q: string) => Effect.map(Retrieve.retrieve(pg.collection, q, { limit: 10 }), docs)]

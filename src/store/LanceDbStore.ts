@@ -44,6 +44,14 @@
  *   LanceDB's (its stop words; Porter where LanceDB uses Snowball's stemmer), a fraction of the
  *   time per query; the price is the read at the first search after a change (about 0.5 s for
  *   5,000 abstracts). `termCounts` hands RM3 the hits' analysed terms from that index.
+ *   Above the bound, the handle asks for the table's version at most once a second.
+ * - **Query expansion over candidates.** Above `textCandidateRows` rows (default 20,000; 0:
+ *   whenever LanceDB's index answers) `textCandidates` gives `Retrieve` the query's best chunks
+ *   from LanceDB's index with a BM25 scorer over them (`internal/lance/candidates.ts`), so RM3's
+ *   second pass is ranked in memory, not searched again. Its term statistics are sampled
+ *   (`internal/lance/stats.ts`) and persisted in the side table `<name>.terms` (never listed as
+ *   a collection, dropped with it), brought up to date by an explicit `optimize()` (an
+ *   ingest's end) and by the first search that finds them stale.
  * - **Vector index.** Below `vectorIndexThreshold` rows (default 100,000) search is exact (flat
  *   cosine). At the threshold the adapter builds an `IVF_HNSW_SQ` index with cosine distance
  *   (no PQ training loss, good recall at this size), kept current by `optimize()`.
@@ -88,7 +96,9 @@ import * as Fusion from "./Fusion.js"
 import * as Hash from "./internal/hash.js"
 import { ensureCpuThreads } from "./internal/lance-threads.js"
 import * as FullText from "./internal/lance/fulltext.js"
+import { CandidateEngine } from "./internal/lance/candidates.js"
 import { MemoryEngine } from "./internal/lance/memory.js"
+import { statsTable, statsTableName } from "./internal/lance/stats.js"
 import * as Read from "./internal/lance/read.js"
 import { hasAccessColumn, parseSpec, schemaOf, specKey } from "./internal/lance/rows.js"
 import * as Lance from "./internal/lance/table.js"
@@ -166,6 +176,12 @@ export interface Options {
    * 20,000; 0: always LanceDB's index). See the module doc.
    */
   readonly memoryIndexRows?: number | undefined
+  /**
+   * Collections of more rows than this, searched through LanceDB's index, run query expansion
+   * (RM3) over the first pass's candidates in memory (default 20,000; 0: whenever LanceDB's
+   * index answers). See the module doc.
+   */
+  readonly textCandidateRows?: number | undefined
 }
 
 /**
@@ -255,11 +271,18 @@ export const defaultMemoryIndexRows = 20_000
  * A collection over one table: the modules of `internal/lance/` over one shared
  * {@link Lance.LanceTable} (the table, its spec, the settings, the `access` column's state).
  */
-const makeCollection = (table: lancedb.Table, spec: CollectionSpec, settings: Lance.Settings, accessKnown: boolean): Collection => {
+const makeCollection = (
+  table: lancedb.Table,
+  spec: CollectionSpec,
+  settings: Lance.Settings,
+  accessKnown: boolean,
+  connection: lancedb.Connection
+): Collection => {
   const t = new Lance.LanceTable(table, spec, settings, accessKnown)
   const upkeep = new IndexUpkeep(t)
   const writer = new Writer(t, upkeep)
   const memory = new MemoryEngine(t)
+  const candidates = new CandidateEngine(t, statsTable(connection, spec.name))
 
   const searchText = (query: TextQuery, options: TextSearchOptions = {}) =>
     Effect.gen(function*() {
@@ -282,8 +305,10 @@ const makeCollection = (table: lancedb.Table, spec: CollectionSpec, settings: La
     searchHybrid: Fusion.hybridSearch(searchText, searchVector),
     count: (filter, options) => Read.count(t, filter, options),
     listDocuments: (options) => Read.listDocuments(t, options),
-    optimize: () => upkeep.optimize(),
+    // an explicit optimize (an ingest's end) also brings the persisted term statistics up to date
+    optimize: () => Effect.zipLeft(upkeep.optimize(), candidates.refresh()),
     termCounts: (ids, options) => memory.termCounts(ids, options),
+    textCandidates: (query, options) => Effect.zipRight(requireFullText(spec), candidates.candidates(query, options)),
     scan: (filter, options) => Read.scan(t, filter, options),
     get: (ids, options) => Read.get(t, ids, options),
     enforcesAccess: true
@@ -309,6 +334,7 @@ const settingsOf = (options: Options): Lance.Settings => ({
   reindexAfter: Math.max(1, options.reindexAfter ?? 20_000),
   maxFragments: Math.max(1, options.maxFragments ?? 64),
   memoryIndexRows: Math.max(0, options.memoryIndexRows ?? defaultMemoryIndexRows),
+  textCandidateRows: Math.max(0, options.textCandidateRows ?? defaultMemoryIndexRows),
   retry: Schedule.exponential("20 millis").pipe(
     Schedule.jittered,
     Schedule.intersect(Schedule.recurs(Math.max(0, options.writeRetries ?? 8))),
@@ -358,7 +384,7 @@ export const make = (options: Options) =>
         if (spec === undefined) {
           return yield* new InvalidInput({ message: `table ${name} was not created by effect-rag (no ${specKey} in its schema)` })
         }
-        const c = makeCollection(table, spec, settings, hasAccessColumn(schema))
+        const c = makeCollection(table, spec, settings, hasAccessColumn(schema), connection)
         open.set(name, c)
         return Option.some(c)
       })
@@ -378,7 +404,7 @@ export const make = (options: Options) =>
         const schema = yield* attempt("schema", () => table.schema())
         const spec = parseSpec(requested.name, schema) ?? requested
         if (!sameEmbedding(spec.embedding, requested.embedding)) return yield* AdapterKit.embeddingMismatch(requested, spec)
-        const c = makeCollection(table, spec, settings, hasAccessColumn(schema))
+        const c = makeCollection(table, spec, settings, hasAccessColumn(schema), connection)
         open.set(requested.name, c)
         return c
       }).pipe(Effect.withSpan("LanceDbStore.collection", { attributes: { name: requested.name } }))
@@ -395,12 +421,14 @@ export const make = (options: Options) =>
             onSome: Effect.succeed
           }))
         ),
-      list: () => attempt("tableNames", () => connection.tableNames()),
+      // a name with a `.` is a collection's side table (`<name>.terms`), never a collection
+      list: () => attempt("tableNames", () => connection.tableNames()).pipe(Effect.map((names) => names.filter((n) => !n.includes(".")))),
       drop: (name) =>
         Effect.gen(function*() {
           open.delete(name)
           const names = yield* attempt("tableNames", () => connection.tableNames())
           if (names.includes(name)) yield* attempt("dropTable", () => connection.dropTable(name))
+          if (names.includes(statsTableName(name))) yield* attempt("dropTable", () => connection.dropTable(statsTableName(name)))
         })
     }
     return service

@@ -414,6 +414,40 @@ export interface TermCounts {
 }
 
 /**
+ * Options of {@link Collection.textCandidates}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface CandidateOptions extends ScopeOptions {
+  /** Only chunks matching the filter. */
+  readonly filter?: Filter | undefined
+  /** How many of the query's best chunks (plain BM25 over title + text) to take (default 30). */
+  readonly depth?: number | undefined
+}
+
+/**
+ * A first pass's candidate chunks with a full-text scorer over them (see
+ * {@link Collection.textCandidates}).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface TextCandidates {
+  /**
+   * The best `limit` candidates (default 10) for a query, scored as {@link Collection.searchText}
+   * scores a chunk (BM25 over title + text with the collection's term statistics, `titleBoost`
+   * times BM25 over the title added).
+   */
+  readonly search: (
+    query: TextQuery,
+    options?: { readonly limit?: number | undefined; readonly titleBoost?: number | undefined }
+  ) => Effect.Effect<ReadonlyArray<Hit>, VectorStoreError>
+  /** The analysed terms of candidates, by id, as {@link Collection.termCounts} gives them (undefined: not a candidate). */
+  readonly termCounts: (ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<TermCounts | undefined>, VectorStoreError>
+}
+
+/**
  * One collection. Methods are safe to call concurrently, and from several processes.
  *
  * @since 0.1.0
@@ -460,6 +494,15 @@ export interface Collection {
     ids: ReadonlyArray<string>,
     options?: ScopeOptions
   ) => Effect.Effect<ReadonlyArray<TermCounts | undefined>, VectorStoreError>
+  /**
+   * Optional: the chunks (matching the filter, readable in the scope) a full-text search for
+   * `query` ranks best, its first `depth`, with a scorer that ranks them for any further query in
+   * memory, so query expansion (`Retrieve`'s RM3) runs its second pass without a second search of
+   * the collection. `undefined` when the backend's own search is as cheap (a small collection):
+   * the caller then uses {@link searchText}. The term statistics of the scorer (document
+   * frequencies, mean lengths) may be estimated from a sample of the collection's rows.
+   */
+  readonly textCandidates?: (query: TextQuery, options?: CandidateOptions) => Effect.Effect<TextCandidates | undefined, VectorStoreError>
   /**
    * True when the backend stores access lists and applies a {@link ReadScope} inside every read
    * (see {@link requireScope}). A backend without it serves only unrestricted reads.

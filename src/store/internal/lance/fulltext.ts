@@ -3,6 +3,7 @@
  * a query as the fewest match clauses that score it, and the search.
  */
 import * as lancedb from "@lancedb/lancedb"
+import type * as Arrow from "apache-arrow"
 import * as Effect from "effect/Effect"
 import { analyze } from "../../TextAnalysis.js"
 import type { Hit, StoreError, TextQuery } from "../../VectorStore.js"
@@ -54,6 +55,20 @@ export const ftsQuery = (query: TextQuery, titleBoost: number): lancedb.FullText
   return new lancedb.BooleanQuery(clauses)
 }
 
+const scoredColumns = [...hitColumns, "_score"]
+
+/** Plain rows of an Arrow result, each column decoded once. */
+export const records = (result: Arrow.Table, columns: ReadonlyArray<string>): Array<Record<string, unknown>> => {
+  const vectors = columns.map((c) => [c, result.getChild(c)] as const)
+  const out: Array<Record<string, unknown>> = []
+  for (let i = 0; i < result.numRows; i++) {
+    const r: Record<string, unknown> = {}
+    for (const [c, v] of vectors) r[c] = v === null ? null : v.get(i)
+    out.push(r)
+  }
+  return out
+}
+
 /** The best `limit` hits of LanceDB's full-text index under `predicate`. */
 export const searchIndex = (
   t: LanceTable,
@@ -64,9 +79,10 @@ export const searchIndex = (
   const q = ftsQuery(query, options.titleBoost ?? 0)
   if (q === undefined) return Effect.succeed([])
   const limit = Math.max(1, options.limit ?? 10)
-  return t.attempt("searchText", () => {
-    let s = (t.table.search(q) as lancedb.Query).select([...hitColumns, "_score"]).limit(limit)
+  return t.attempt("searchText", async () => {
+    let s = (t.table.search(q) as lancedb.Query).select(scoredColumns).limit(limit)
     if (predicate !== undefined) s = s.where(predicate)
-    return s.toArray() as Promise<Array<Record<string, unknown>>>
+    // the Arrow result decoded column by column (the row objects of `toArray` decode on every read)
+    return records(await s.toArrow(), scoredColumns)
   }).pipe(Effect.map((rows) => rows.map((r) => toHit(r, Number(r["_score"] ?? 0))).sort(byScoreThenId)))
 }

@@ -2,7 +2,9 @@
  * The in-memory full-text engine of one table handle: for a table of at most `memoryIndexRows`
  * rows, its rows and a `FieldIndex` (`../bm25.ts`) held for the table version they were read
  * at. Every search asks the table for its version first (a fraction of a millisecond) and reads
- * the rows again when a write, of this process or another, has changed it.
+ * the rows again when a write, of this process or another, has changed it; a table last seen
+ * above the bound is asked again at most once every `aboveBoundRecheckMs` (LanceDB's index
+ * answers it, current on every read).
  */
 import * as Effect from "effect/Effect"
 import { FieldIndex, weightedTerms } from "../bm25.js"
@@ -21,6 +23,12 @@ import {
 } from "../../VectorStore.js"
 import { accessColumn, contentOf, decodeAccess, hitColumns, toHit } from "./rows.js"
 import type { LanceTable } from "./table.js"
+
+/**
+ * How long a table seen above the size bound is taken to stay above it before its version is
+ * asked again (a table that shrinks below the bound is searched in memory from then on).
+ */
+export const aboveBoundRecheckMs = 1000
 
 /** A collection's rows and their full-text index, held in memory for one table version. */
 interface MemoryText {
@@ -74,6 +82,8 @@ const search = (memory: MemoryText, query: TextQuery, options: TextSearchOptions
 export class MemoryEngine {
   /** The rows and index of the table version they were read at; `memory` undefined above the size bound. */
   private snapshot: { readonly version: number; readonly memory: MemoryText | undefined } | undefined
+  /** When the table was last seen above the size bound (`performance.now()`). */
+  private aboveAt = Number.NEGATIVE_INFINITY
   private readonly snapshotLock = Effect.unsafeMakeSemaphore(1)
 
   constructor(private readonly t: LanceTable) {}
@@ -98,14 +108,21 @@ export class MemoryEngine {
     const t = this.t
     return Effect.gen(this, function*() {
       if (t.settings.memoryIndexRows === 0) return undefined
+      // Above the bound LanceDB's index answers, current on every read: the version (a round trip
+      // into LanceDB per search) is asked again only after `aboveBoundRecheckMs`.
+      if (performance.now() - this.aboveAt < aboveBoundRecheckMs) return undefined
       // the version first: rows read after it are at least that new
       const version = yield* t.attempt("version", () => t.table.version())
-      if (this.snapshot?.version === version) return this.snapshot.memory
+      if (this.snapshot?.version === version) {
+        if (this.snapshot.memory === undefined) this.aboveAt = performance.now()
+        return this.snapshot.memory
+      }
       return yield* this.snapshotLock.withPermits(1)(Effect.gen(this, function*() {
         if (this.snapshot?.version === version) return this.snapshot.memory
         const rows = yield* t.attempt("countRows", () => t.table.countRows())
         const memory = rows > t.settings.memoryIndexRows ? undefined : yield* this.readRows()
         this.snapshot = { version, memory }
+        this.aboveAt = memory === undefined ? performance.now() : Number.NEGATIVE_INFINITY
         return memory
       }))
     })

@@ -27,6 +27,7 @@ export interface Settings {
   readonly reindexAfter: number
   readonly maxFragments: number
   readonly memoryIndexRows: number
+  readonly textCandidateRows: number
   readonly retry: Schedule.Schedule<unknown, VectorStoreError>
 }
 
