@@ -529,9 +529,13 @@ export const ingestLayer = (options: {
   readonly concurrency: number
   /** Let the local web engine fetch private and loopback addresses. */
   readonly allowPrivate: boolean
+  /** The local document engine's per-file time-out in ms (its default when absent). */
+  readonly extractTimeoutMs?: number | undefined
 }): Layer.Layer<Upload.Upload | Web.Web | VectorStore, StoreError | ConfigError.ConfigError | RagError.MissingPackage> => {
   // one document engine, shared by the ingest and by the web engine (documents found while crawling)
-  const upload = uploadLayer(options.upload, { concurrency: options.concurrency })
+  // a number as a Duration input is milliseconds
+  const timeout = options.extractTimeoutMs === undefined ? {} : { timeout: options.extractTimeoutMs }
+  const upload = uploadLayer(options.upload, { concurrency: options.concurrency, ...timeout })
   const web = webLayer(options.web ?? "local", { allowPrivate: options.allowPrivate }).pipe(Layer.provide(upload))
   return Layer.mergeAll(upload, web, storeLayer(options.db))
 }

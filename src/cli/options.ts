@@ -93,6 +93,19 @@ export const embedder = (note: string) =>
 
 export const json = Options.boolean("json").pipe(Options.withDescription("print JSON for scripts"))
 
+/** `--extract-timeout-ms MS`: the local document engine's per-file time-out (`LocalFiles` `timeout`). */
+export const extractTimeoutMs = Options.integer("extract-timeout-ms").pipe(
+  Options.withPseudoName("MS"),
+  Options.optional,
+  Options.withDescription("time one file's extraction (and chunking) may take in ms, with the local document engine (default 120000)")
+)
+
+/** A usage problem of `--extract-timeout-ms`, or `undefined` when it is absent or a positive integer. */
+export const checkExtractTimeout = (ms: Option.Option<number> | undefined): string | undefined =>
+  ms !== undefined && Option.isSome(ms) && !(Number.isInteger(ms.value) && ms.value >= 1)
+    ? "--extract-timeout-ms must be a positive integer"
+    : undefined
+
 /** `--config FILE`: a JSON configuration file (checked when the command starts, see {@link checkConfigFile}). */
 export const config = Options.text("config").pipe(
   Options.withPseudoName("FILE"),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Duration, Effect, Fiber, Layer, Option, Redacted, TestClock } from "effect"
+import { Chunk, Deferred, Duration, Effect, Fiber, Layer, Option, Redacted, TestClock } from "effect"
 import { createServer } from "node:net"
 import * as ApiHttp from "../../src/api/ApiHttp.js"
 import { parseErrorBody, parseRetryAfter } from "../../src/api/ApiErrors.js"
@@ -46,8 +46,11 @@ describe("ApiHttp retries", () => {
           Effect.tap(() => Deferred.succeed(firstSeen, undefined))
         )
       )
-      yield* Effect.promise(() => waitFor(() => server.received.length === 1))
-      yield* Effect.promise(() => new Promise((r) => setTimeout(r, 50)))
+      // progress, not a real-time window: the first request was answered and the client sleeps
+      // until exactly Retry-After from now (a loaded host takes longer to get there; a fixed
+      // real wait could adjust the clock before the sleep began)
+      const retryAt = (yield* TestClock.currentTimeMillis) + 30_000
+      yield* until(Effect.map(TestClock.sleeps(), (wakes) => server.received.length === 1 && Chunk.some(wakes, (t) => t === retryAt)))
       yield* TestClock.adjust("29 seconds")
       yield* Effect.promise(() => new Promise((r) => setTimeout(r, 50)))
       expect(server.received).toHaveLength(1)
@@ -202,6 +205,8 @@ describe("error bodies and Retry-After", () => {
   })
 })
 
-const waitFor = async (cond: () => boolean) => {
-  for (let i = 0; i < 400 && !cond(); i++) await new Promise((r) => setTimeout(r, 5))
-}
+/** Polls `done` in real time until it holds; no deadline (the test's time-out catches a hang). */
+const until = (done: Effect.Effect<boolean>): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    while (!(yield* done)) yield* Effect.promise(() => new Promise((r) => setTimeout(r, 5)))
+  })

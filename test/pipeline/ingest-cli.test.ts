@@ -2,7 +2,7 @@
  * The `ingest` and `collections` commands, parsed and run by @effect/cli in this process (the
  * same root-command setup as `main.ts`): exit codes (0, 3, 2), the `--json` summary, a rerun
  * writing nothing, `collections list/stats/drop`; a crawled site's broken links against a URL
- * source that answers 404.
+ * source that answers 404; `--no-ocr` and `--extract-timeout-ms`.
  */
 import { NodeContext } from "@effect/platform-node"
 import { Effect, Exit, Scope } from "effect"
@@ -115,5 +115,22 @@ describe("ingest and collections commands", () => {
     expect(off.code, off.stdout).toBe(1) // every document failed
     expect(JSON.parse(off.stdout).failures[0].error).toMatchObject({ _tag: "ExtractionError", reason: "empty" })
     expect((await cli("ingest", folder, "--queue", "redis://127.0.0.1:1", "--no-ocr")).code).toBe(2)
+  }, 120_000)
+
+  it("--extract-timeout-ms: a file past it fails as a time-out and the run goes on; a bad value, or the flag with --queue, is a usage error", async () => {
+    const folder = join(root, "timeouts")
+    mkdirSync(folder, { recursive: true })
+    copyFileSync(sharedPath("fixtures", "docs", "pdf", "TAMReview.pdf"), join(folder, "review.pdf"))
+    writeFileSync(join(folder, "note.md"), "# Note\n\nA short note, read in this process.\n")
+    const db = join(root, "timeouts-db")
+    // 1 ms: no PDF extraction (a round trip to the extraction process and pdf.js's parse) ends
+    // that soon on any host; a slower host only makes it more certain
+    const r = await cli("ingest", folder, "--db", db, "--collection", "timeouts", "--json", "--no-ocr", "--extract-timeout-ms", "1")
+    expect(r.code, r.stdout).toBe(3)
+    const summary = JSON.parse(r.stdout)
+    expect(summary).toMatchObject({ ingested: 1, failed: 1 })
+    expect(summary.failures[0].error).toMatchObject({ _tag: "ExtractionError", reason: "timeout" })
+    expect((await cli("ingest", folder, "--db", db, "--extract-timeout-ms", "0")).code).toBe(2)
+    expect((await cli("ingest", folder, "--queue", "redis://127.0.0.1:1", "--extract-timeout-ms", "1000")).code).toBe(2)
   }, 120_000)
 })

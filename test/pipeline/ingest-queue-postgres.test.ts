@@ -12,7 +12,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as PostgresStore from "../../src/store/PostgresStore.js"
 import { VectorStore } from "../../src/store/VectorStore.js"
-import { type CliResult, runBuiltCli, spawnBuiltCli } from "../support/cli.js"
+import { type CliResult, runBuiltCli, spawnBuiltCli, untilWritten } from "../support/cli.js"
 import { type PostgresServer, startPostgres } from "../support/postgres.js"
 import { redisAvailable, type RedisServer, startRedis } from "../support/redis.js"
 import { documentCounts, dumpTable, tempDir } from "./fixtures/ingest-helpers.js"
@@ -34,7 +34,7 @@ beforeAll(async () => {
   if (!redisAvailable()) throw new Error("redis-server is not on PATH (apt-get install -y redis-server; .ci/run installs it)")
   ;[redis, pg] = await Promise.all([startRedis(), startPostgres()])
   writeDocs(corpus, 1_500)
-}, 120_000)
+}, 600_000)
 
 afterAll(async () => {
   await Promise.all([redis?.stop(), pg?.stop()])
@@ -44,6 +44,17 @@ afterAll(async () => {
 const expectOk = (r: CliResult, code = 0) => {
   if (r.code !== code) throw new Error(`exit ${r.code} (expected ${code})\nstdout: ${r.stdout.slice(-2000)}\nstderr: ${r.stderr.slice(-2000)}`)
 }
+
+// Nothing here depends on how fast the machine is: the only wall-clock limit is the test's own
+// time-out (a hang), and the processes it starts are killed only at the same limit.
+/** The test's time-out, and the limit of each process it starts. */
+const testMs = 900_000
+/**
+ * The workers' job lock: the product's default (30 s), not a short lease for a quick redo. BullMQ
+ * renews it every quarter to half of its duration, so a worker whose event loop stalls for more
+ * than about half of it (seconds, on a loaded host) loses its jobs to the other worker.
+ */
+const lockDurationMs = 30_000
 
 /** Documents and their chunk counts in a Postgres collection, read through the store. */
 const postgresDocuments = (url: string, collection: string) =>
@@ -59,31 +70,19 @@ const postgresDocuments = (url: string, collection: string) =>
 describe("IngestQueue workers writing to PostgreSQL", () => {
   it("two workers (one killed with SIGKILL mid-run) write the documents and chunks a single-process ingest writes", async () => {
     const collection = "notes"
-    const produced = await runBuiltCli(["ingest", corpus, "--queue", redis.url, "--collection", collection, "--json"], {}, { timeoutMs: 120_000 })
+    const produced = await runBuiltCli(["ingest", corpus, "--queue", redis.url, "--collection", collection, "--json"], {}, { timeoutMs: testMs })
     expectOk(produced)
     const enqueued = JSON.parse(produced.stdout) as { documents: number; enqueued: number }
     expect(enqueued.enqueued).toBe(1_500)
 
     const single = join(root, "single-db")
-    const direct = runBuiltCli(["ingest", corpus, "--db", single, "--collection", collection], {}, { timeoutMs: 180_000 })
+    const direct = runBuiltCli(["ingest", corpus, "--db", single, "--collection", collection], {}, { timeoutMs: testMs })
 
-    const workerArgs = ["worker", "--queue", redis.url, "--collection", collection, "--db", pg.url, "--lock-duration", "4000", "--until-empty", "--concurrency", "32", "--batch", "128"]
-    const victim = spawnBuiltCli(workerArgs, {}, { timeoutMs: 180_000 })
-    const other = spawnBuiltCli(workerArgs, {}, { timeoutMs: 180_000 })
-    await new Promise<void>((resolve, reject) => {
-      const started = Date.now()
-      const poll = setInterval(() => {
-        const written = victim.stderr().split("\n").filter((l) => l.startsWith("ingested ")).length
-        if (written >= 50) {
-          clearInterval(poll)
-          victim.kill("SIGKILL")
-          resolve()
-        } else if (Date.now() - started > 150_000) {
-          clearInterval(poll)
-          reject(new Error(`the first worker wrote nothing in 150 s: ${victim.stderr().slice(-2000)}`))
-        }
-      }, 50)
-    })
+    const workerArgs = ["worker", "--queue", redis.url, "--collection", collection, "--db", pg.url, "--lock-duration", String(lockDurationMs), "--until-empty", "--concurrency", "32", "--batch", "128"]
+    const victim = spawnBuiltCli(workerArgs, {}, { timeoutMs: testMs })
+    const other = spawnBuiltCli(workerArgs, {}, { timeoutMs: testMs })
+    await untilWritten(victim, 50)
+    victim.kill("SIGKILL")
     expect((await victim.done).code).toBeNull()
     expectOk(await other.done)
     expectOk(await direct)
@@ -95,5 +94,5 @@ describe("IngestQueue workers writing to PostgreSQL", () => {
     expect(got.total).toBe(Object.values(expected).reduce((a, b) => a + b, 0))
     // the password-less URL is what the worker printed; nothing else about the server leaks
     expect(other.stderr()).not.toMatch(/password/i)
-  }, 300_000)
+  }, testMs)
 })

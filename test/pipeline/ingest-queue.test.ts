@@ -17,7 +17,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { sharedPath } from "../../src/internal/shared.js"
 import * as IngestQueue from "../../src/pipeline/IngestQueue.js"
-import { type CliResult, runBuiltCli, spawnBuiltCli } from "../support/cli.js"
+import { type CliResult, runBuiltCli, spawnBuiltCli, untilWritten } from "../support/cli.js"
 import { redisAvailable, type RedisServer, startRedis } from "../support/redis.js"
 import { documentCounts, dumpManifest, dumpTable, tempDir } from "./fixtures/ingest-helpers.js"
 
@@ -39,7 +39,7 @@ beforeAll(async () => {
   if (!redisAvailable()) throw new Error("redis-server is not on PATH (apt-get install -y redis-server; .ci/run installs it)")
   redis = await startRedis()
   writeSynthetic(corpus, 10_000)
-}, 120_000)
+}, 600_000)
 
 afterAll(async () => {
   await redis?.stop()
@@ -50,6 +50,31 @@ const expectOk = (r: CliResult, code = 0) => {
   if (r.code !== code) throw new Error(`exit ${r.code} (expected ${code})\nstdout: ${r.stdout.slice(-2000)}\nstderr: ${r.stderr.slice(-2000)}`)
 }
 
+// Nothing here depends on how fast the machine is (CI hosts can be several times slower than a
+// workstation, or busy): the only wall-clock limits are the tests' own time-outs, which catch a
+// hang, and the processes they start are killed only at the same limit.
+/**
+ * The first test's time-out, and the limit of each process it starts: it took 402 s at load
+ * averages of 21-45 on 2 cores and 734 s with four CPU hogs besides (load 14-34).
+ */
+const firstTestMs = 1_500_000
+/** The second test's time-out, and the limit of each process it starts. */
+const secondTestMs = 600_000
+/**
+ * The job lock of the workers: the product's default (30 s), not a short lease for a quick redo.
+ * BullMQ renews it every quarter to half of its duration, so a worker whose event loop stalls for
+ * more than about half of it loses its jobs to another worker; a loaded host stalls a process for
+ * seconds (the 4 s lease this test used was seen lost at load averages of 20 and more). The killed worker's
+ * jobs come back within about two lock durations.
+ */
+const lockDurationMs = 30_000
+/**
+ * The per-file extraction time-out of the workers and of the single-process run, set high: this
+ * test is not about it, and a PDF that takes 2.7 s of CPU took 97 s at a load average of 38 (so
+ * a time-out could fail a document in one run and not in the other).
+ */
+const extractTimeoutMs = 600_000
+
 describe("IngestQueue (BullMQ on a real Redis, built CLI processes)", () => {
   it("three workers (one killed with SIGKILL mid-job) write the collection a single-process ingest writes; --status lists the failed documents", async () => {
     const queued = join(root, "queued-db")
@@ -57,7 +82,7 @@ describe("IngestQueue (BullMQ on a real Redis, built CLI processes)", () => {
     const collection = "kb"
 
     // one producer
-    const produced = await runBuiltCli(["ingest", fixtures, corpus, "--queue", redis.url, "--collection", collection, "--attempts", "2", "--json"], {}, { timeoutMs: 120_000 })
+    const produced = await runBuiltCli(["ingest", fixtures, corpus, "--queue", redis.url, "--collection", collection, "--attempts", "2", "--json"], {}, { timeoutMs: firstTestMs })
     expectOk(produced)
     const enqueued = JSON.parse(produced.stdout) as IngestQueue.EnqueueSummary
     expect(enqueued.enqueued).toBe(enqueued.documents)
@@ -66,26 +91,18 @@ describe("IngestQueue (BullMQ on a real Redis, built CLI processes)", () => {
     // the same sources, one process, at the same time (it shares nothing with the queue)
     // --no-ocr here and on the workers: OCR of the fixtures' scanned and glyph-soup pages (minutes
     // of CPU) is not what this test is about
-    const direct = runBuiltCli(["ingest", fixtures, corpus, "--db", single, "--collection", collection, "--no-ocr"], {}, { timeoutMs: 240_000 })
+    const extractTimeout = ["--extract-timeout-ms", String(extractTimeoutMs)]
+    const direct = runBuiltCli(["ingest", fixtures, corpus, "--db", single, "--collection", collection, "--no-ocr", ...extractTimeout], {}, { timeoutMs: firstTestMs })
 
     // three workers; the first is killed once it has written something and holds more jobs
-    const workerArgs = ["worker", "--queue", redis.url, "--collection", collection, "--db", queued, "--lock-duration", "4000", "--until-empty", "--concurrency", "64", "--batch", "256", "--no-ocr"]
-    const victim = spawnBuiltCli(workerArgs, {}, { timeoutMs: 240_000 })
-    const others = [spawnBuiltCli(workerArgs, {}, { timeoutMs: 240_000 }), spawnBuiltCli(workerArgs, {}, { timeoutMs: 240_000 })]
-    await new Promise<void>((resolve, reject) => {
-      const started = Date.now()
-      const poll = setInterval(() => {
-        const written = victim.stderr().split("\n").filter((l) => l.startsWith("ingested ")).length
-        if (written >= 100) {
-          clearInterval(poll)
-          victim.kill("SIGKILL")
-          resolve()
-        } else if (Date.now() - started > 180_000) {
-          clearInterval(poll)
-          reject(new Error(`the first worker wrote nothing in 180 s: ${victim.stderr().slice(-2000)}`))
-        }
-      }, 50)
-    })
+    const workerArgs = [
+      "worker", "--queue", redis.url, "--collection", collection, "--db", queued, "--lock-duration", String(lockDurationMs),
+      "--until-empty", "--concurrency", "64", "--batch", "256", "--no-ocr", ...extractTimeout
+    ]
+    const victim = spawnBuiltCli(workerArgs, {}, { timeoutMs: firstTestMs })
+    const others = [spawnBuiltCli(workerArgs, {}, { timeoutMs: firstTestMs }), spawnBuiltCli(workerArgs, {}, { timeoutMs: firstTestMs })]
+    await untilWritten(victim, 100)
+    victim.kill("SIGKILL")
     const killed = await victim.done
     expect(killed.code).toBeNull() // killed, not finished
     // each exits 0, or 3 when documents failed in its hands (corrupt and encrypted fixtures)
@@ -118,11 +135,11 @@ describe("IngestQueue (BullMQ on a real Redis, built CLI processes)", () => {
     const text = await runBuiltCli(["ingest", "--queue", redis.url, "--collection", collection, "--status"])
     expect(text.stdout).toMatch(/failed .*bug1020226-corrupt\.pdf after 1 attempt\(s\): ExtractionError \(corrupt\)/)
     expect(s.failed.every((f) => f.error._tag === "ExtractionError")).toBe(true)
-  }, 300_000)
+  }, firstTestMs)
 
   it("a producer killed mid-enqueue and rerun enqueues every document once; a worker stopped by SIGTERM leaves no job active", async () => {
     const collection = "restart"
-    const first = spawnBuiltCli(["ingest", corpus, "--queue", redis.url, "--collection", collection], {}, { timeoutMs: 120_000 })
+    const first = spawnBuiltCli(["ingest", corpus, "--queue", redis.url, "--collection", collection], {}, { timeoutMs: secondTestMs })
     await new Promise<void>((resolve) => {
       const poll = setInterval(() => {
         if (/submitted \d+ document/.test(first.stderr()) || first.stdout() !== "") {
@@ -138,7 +155,7 @@ describe("IngestQueue (BullMQ on a real Redis, built CLI processes)", () => {
     expect(before.counts.waiting).toBeGreaterThan(0)
     expect(before.counts.waiting).toBeLessThan(10_000)
 
-    const rerun = await runBuiltCli(["ingest", corpus, "--queue", redis.url, "--collection", collection, "--json"], {}, { timeoutMs: 120_000 })
+    const rerun = await runBuiltCli(["ingest", corpus, "--queue", redis.url, "--collection", collection, "--json"], {}, { timeoutMs: secondTestMs })
     expectOk(rerun)
     const r = JSON.parse(rerun.stdout) as IngestQueue.EnqueueSummary
     expect(r.documents).toBe(10_000)
@@ -147,11 +164,11 @@ describe("IngestQueue (BullMQ on a real Redis, built CLI processes)", () => {
     expect(after.counts.waiting).toBe(10_000)
 
     // a third run adds nothing
-    const again = await runBuiltCli(["ingest", corpus, "--queue", redis.url, "--collection", collection, "--json"], {}, { timeoutMs: 120_000 })
+    const again = await runBuiltCli(["ingest", corpus, "--queue", redis.url, "--collection", collection, "--json"], {}, { timeoutMs: secondTestMs })
     expect((JSON.parse(again.stdout) as IngestQueue.EnqueueSummary).enqueued).toBe(0)
 
     // SIGTERM on a worker: the jobs in hand are finished (none left active), exit 143
-    const worker = spawnBuiltCli(["worker", "--queue", redis.url, "--collection", collection, "--db", join(root, "sigterm-db"), "--concurrency", "16", "--batch", "16"], {}, { timeoutMs: 120_000 })
+    const worker = spawnBuiltCli(["worker", "--queue", redis.url, "--collection", collection, "--db", join(root, "sigterm-db"), "--concurrency", "16", "--batch", "16"], {}, { timeoutMs: secondTestMs })
     await new Promise<void>((resolve) => {
       const poll = setInterval(() => {
         if (/^ingested /m.test(worker.stderr())) {
@@ -168,7 +185,7 @@ describe("IngestQueue (BullMQ on a real Redis, built CLI processes)", () => {
     expect(left.counts.active).toBe(0)
     expect(left.counts.completed).toBeGreaterThan(0)
     expect(left.counts.waiting + left.counts.completed).toBe(10_000)
-  }, 180_000)
+  }, secondTestMs)
 
   it("a bad queue URL is a typed error that never shows the password", async () => {
     const e = await Effect.runPromise(Effect.flip(IngestQueue.status({ url: Redacted.make("redis://user:s3cret@127.0.0.1:1") }, "kb")))

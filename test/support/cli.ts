@@ -128,3 +128,24 @@ export const runBuiltCli = (
   env: Record<string, string> = {},
   options: RunOptions = {}
 ): Promise<CliResult> => spawnBuiltCli(args, env, options).done
+
+/**
+ * Resolves once `worker` (an `effect-rag worker`) has printed `count` `ingested …` lines; rejects
+ * when it ends before. Progress, not a clock: a slow or busy host only takes longer.
+ */
+export const untilWritten = (worker: BuiltCli, count: number): Promise<void> =>
+  new Promise<void>((resolve, reject) => {
+    let ended = false
+    const end = () => void (ended = true)
+    worker.done.then(end, end)
+    const written = () => worker.stderr().split("\n").filter((l) => l.startsWith("ingested ")).length
+    const poll = setInterval(() => {
+      if (written() >= count) {
+        clearInterval(poll)
+        resolve()
+      } else if (ended) {
+        clearInterval(poll)
+        reject(new Error(`the worker ended after writing ${written()} of ${count} documents: ${worker.stderr().slice(-2000)}`))
+      }
+    }, 50)
+  })

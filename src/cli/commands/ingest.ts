@@ -1,6 +1,6 @@
 /**
  * `effect-rag ingest PATH|URL... [--site URL]... [--max-depth N] [--include GLOB]... [--exclude GLOB]... [--prune]
- * [--embedder none|remote|use-lite|onnx:DIR] [--concurrency N] [--password P] [--no-ocr] [--allow-private] [--db DIR|URI]
+ * [--embedder none|remote|use-lite|onnx:DIR] [--concurrency N] [--password P] [--no-ocr] [--extract-timeout-ms MS] [--allow-private] [--db DIR|URI]
  * [--collection NAME] [--json] [--config FILE]`: the ingest pipeline of `pipeline/Ingest.ts`.
  * With `--queue redis://… [--attempts N]` it enqueues the documents for `effect-rag worker`
  * instead (`pipeline/IngestQueue.ts`); `--queue … --status` prints the queue's counts and failed jobs.
@@ -65,6 +65,8 @@ export interface IngestArgs {
   readonly password: Option.Option<Redacted.Redacted<string>>
   /** Do not OCR scanned pages and images (`enable_ocr: false`). */
   readonly noOcr?: boolean | undefined
+  /** The local document engine's per-file time-out in ms (`--extract-timeout-ms`; the engine's default when none). */
+  readonly extractTimeoutMs?: Option.Option<number> | undefined
   readonly allowPrivate: boolean
   readonly db: Option.Option<string>
   readonly collection: Option.Option<string>
@@ -262,6 +264,8 @@ export const runIngest = (args: IngestArgs): Effect.Effect<Option.Option<Ingest.
     if (args.attempts !== undefined && Option.isSome(args.attempts)) return yield* usage("--attempts needs --queue")
     if (args.sources.length === 0 && args.site.length === 0) return yield* usage("give at least one PATH, URL or --site URL")
     if (!Number.isInteger(args.concurrency) || args.concurrency < 1) return yield* usage("--concurrency must be a positive integer")
+    const badTimeout = Shared.checkExtractTimeout(args.extractTimeoutMs)
+    if (badTimeout !== undefined) return yield* usage(badTimeout)
     const accessProblem = checkAccess(args.access)
     if (accessProblem !== undefined) return yield* usage(`--access: ${Shared.printable(accessProblem)}`)
     const missing = args.sources.filter(missingSource)
@@ -317,7 +321,14 @@ export const runIngest = (args: IngestArgs): Effect.Effect<Option.Option<Ingest.
         : {}),
       onProgress: reporter.onProgress
     }).pipe(
-      Effect.provide(Wiring.ingestLayer({ db, upload, web, concurrency: args.concurrency, allowPrivate: args.allowPrivate })),
+      Effect.provide(Wiring.ingestLayer({
+        db,
+        upload,
+        web,
+        concurrency: args.concurrency,
+        allowPrivate: args.allowPrivate,
+        extractTimeoutMs: Option.getOrUndefined(args.extractTimeoutMs ?? Option.none())
+      })),
       Effect.either,
       // SIGINT / SIGTERM: the run is interrupted (its scope closes the workers and the store);
       // say what was done. main.ts sets the exit status (130 / 143).
@@ -393,6 +404,9 @@ const runQueued = (args: IngestArgs, url: Redacted.Redacted<string>): Effect.Eff
     if (args.sources.length === 0 && args.site.length === 0) return yield* usage("give at least one PATH, URL or --site URL")
     if (args.prune) return yield* usage("--prune is not a queue operation: run ingest without --queue to prune")
     if (args.noOcr === true) return yield* usage("--no-ocr is a worker setting with --queue: pass it to effect-rag worker")
+    if (args.extractTimeoutMs !== undefined && Option.isSome(args.extractTimeoutMs)) {
+      return yield* usage("--extract-timeout-ms is a worker setting with --queue: pass it to effect-rag worker")
+    }
     if ((args.access ?? []).length > 0) return yield* usage("--access is not a queue operation: run ingest without --queue to set access lists")
     if (Option.isSome(args.embedder)) return yield* usage("--embedder is a setting of `effect-rag worker` when ingesting through --queue")
     const missing = args.sources.filter(missingSource)
@@ -489,6 +503,7 @@ export const command = Command.make(
     noOcr: Options.boolean("no-ocr").pipe(
       Options.withDescription("do not OCR scanned PDF pages and images (faster; a PDF with no text layer then fails as empty)")
     ),
+    extractTimeoutMs: Shared.extractTimeoutMs,
     allowPrivate: Options.boolean("allow-private").pipe(Options.withDescription("allow private and loopback addresses for URLs and sites")),
     db: Shared.db,
     collection: Shared.collection,

@@ -1,6 +1,7 @@
 /**
  * `effect-rag worker --queue redis://… [--db DIR|URI] [--collection NAME] [--embedder NAME]
- * [--concurrency N] [--batch N] [--lock-duration MS] [--no-ocr] [--allow-private] [--until-empty] [--json] [--config FILE]`:
+ * [--concurrency N] [--batch N] [--lock-duration MS] [--no-ocr] [--extract-timeout-ms MS] [--allow-private] [--until-empty] [--json]
+ * [--config FILE]`:
  * a queue worker of `pipeline/IngestQueue.ts`. It takes the jobs `ingest --queue` enqueued for
  * the collection, loads, extracts, chunks and embeds the documents, and writes them into the
  * collection in batches (one writer per collection at a time).
@@ -55,6 +56,7 @@ export const command = Command.make(
     noOcr: Options.boolean("no-ocr").pipe(
       Options.withDescription("do not OCR scanned PDF pages and images (faster; a PDF with no text layer then fails as empty)")
     ),
+    extractTimeoutMs: Shared.extractTimeoutMs,
     allowPrivate: Options.boolean("allow-private").pipe(Options.withDescription("allow private and loopback addresses for URL jobs")),
     untilEmpty: Options.boolean("until-empty").pipe(Options.withDescription("stop once the queue holds no waiting, delayed or running job")),
     json: Shared.json,
@@ -68,6 +70,8 @@ export const command = Command.make(
       for (const [name, n] of [["--concurrency", args.concurrency], ["--batch", args.batch], ["--lock-duration", args.lockDuration]] as const) {
         if (!Number.isInteger(n) || n < 1) return yield* usage(`${name} must be a positive integer`)
       }
+      const badTimeout = Shared.checkExtractTimeout(args.extractTimeoutMs)
+      if (badTimeout !== undefined) return yield* usage(badTimeout)
       yield* Shared.requirePart("queue")
       const db = yield* Wiring.dbUri(args.db)
       if (Wiring.storeAdapter(db).location === "process") {
@@ -132,7 +136,14 @@ export const command = Command.make(
         untilEmpty: args.untilEmpty,
         onEvent
       }).pipe(
-        Effect.provide(Wiring.ingestLayer({ db, upload, web, concurrency: Math.min(args.concurrency, 2), allowPrivate: args.allowPrivate })),
+        Effect.provide(Wiring.ingestLayer({
+          db,
+          upload,
+          web,
+          concurrency: Math.min(args.concurrency, 2),
+          allowPrivate: args.allowPrivate,
+          extractTimeoutMs: Option.getOrUndefined(args.extractTimeoutMs)
+        })),
         Effect.either,
         // SIGINT / SIGTERM: the jobs in hand were finished; main.ts sets the exit status (130 / 143)
         Effect.onInterrupt(() =>

@@ -59,8 +59,12 @@ interface Slot {
   idle: ReturnType<typeof setTimeout> | undefined
 }
 
-/** How long a fresh process may take to load (not counted in a request's time-out). */
-const startupMs = 60_000
+/**
+ * How long a fresh process may take to load (not counted in a request's time-out): a request
+ * that starts one ends within this plus its time-out. Loading takes a fraction of a second on
+ * an idle host and tens of seconds on a loaded one.
+ */
+export const startupMs = 60_000
 
 /** The entry file and loader flags: the TypeScript source runs through tsx in development and tests. */
 const entry = (): { file: string; execArgv: Array<string> } => {
