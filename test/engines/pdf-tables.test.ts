@@ -14,7 +14,7 @@ import * as Upload from "../../src/api/Upload.js"
 import * as LocalFiles from "../../src/engines/documents/LocalFiles.js"
 import { maxOf, minOf } from "../../src/engines/documents/internal/extract/layout.js"
 import { largestTypeTitle } from "../../src/engines/documents/internal/extract/pdf.js"
-import { isGlyphSoup } from "../../src/engines/documents/internal/extract/pdf-tables.js"
+import { findTables, isGlyphSoup } from "../../src/engines/documents/internal/extract/pdf-tables.js"
 import { packageRoot } from "../../src/internal/shared.js"
 
 const dir = join(packageRoot(), "test", "fixtures", "pdf-tables")
@@ -155,5 +155,28 @@ describe("pages of many text runs", () => {
     expect(maxOf(items.map((i) => i.height))).toBe(24)
     expect(minOf(items.map((i) => i.height))).toBe(10)
     expect([maxOf([]), minOf([])]).toEqual([-Infinity, Infinity])
+  })
+
+  it("a ruled table cell of 130,000 text lines is read (a page's items gathered in loops, never spread into a call or copied per item)", () => {
+    const item = (str: string, x: number, y: number, h: number) => ({ str, hasEOL: false, transform: [h, 0, 0, h, x, y], width: 10 * str.length, height: h })
+    const lines = 130_000 // the last ones fall under the table's bottom rule
+    const items = [
+      item("Name", 60, 680, 10),
+      item("Value", 300, 680, 10),
+      item("Key", 60, 590, 10),
+      ...Array.from({ length: lines }, (_, i) => item("7", 300, 590 - i * 0.0038, 0.002))
+    ]
+    // a grid of two rows and two columns
+    const rules = [
+      ...[700, 600, 100].map((y) => ({ x0: 50, x1: 550, y0: y, y1: y })),
+      ...[50, 250, 550].map((x) => ({ x0: x, x1: x, y0: 100, y1: 700 }))
+    ]
+    const { tables } = findTables(items, rules)
+    expect(tables).toHaveLength(1)
+    expect(tables[0]!.rows[0]).toEqual(["Name", "Value"])
+    expect(tables[0]!.rows[1]![0]).toBe("Key")
+    const inside = items.filter((i) => i.str === "7" && i.transform[5]! >= 100).length
+    expect(inside).toBeGreaterThan(120_000)
+    expect(tables[0]!.rows[1]![1]).toBe(Array.from({ length: inside }, () => "7").join(" "))
   })
 })

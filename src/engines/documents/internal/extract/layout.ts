@@ -117,7 +117,7 @@ const layout = <I extends PositionedItem>(
     if (run.length === 0) return
     const split = columnSplit(run, h)
     if (split) {
-      out.push(...layout(split[0], h, depth + 1), ...layout(split[1], h, depth + 1))
+      for (const block of [...layout(split[0], h, depth + 1), ...layout(split[1], h, depth + 1)]) out.push(block)
     } else out.push(run)
     run = []
   }

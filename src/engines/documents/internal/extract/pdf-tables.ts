@@ -202,7 +202,11 @@ const groups = (rules: ReadonlyArray<Rule>): Array<Array<Rule>> => {
     for (let j = i + 1; j < rules.length; j++) if (touches(rules[i]!, rules[j]!)) parent[find(i)] = find(j)
   }
   const by = new Map<number, Array<Rule>>()
-  rules.forEach((r, i) => by.set(find(i), [...(by.get(find(i)) ?? []), r]))
+  rules.forEach((r, i) => {
+    const g = by.get(find(i))
+    if (g) g.push(r)
+    else by.set(find(i), [r])
+  })
   return [...by.values()]
 }
 
@@ -296,7 +300,7 @@ const joinLines = (lines: ReadonlyArray<TextLine>, width: number): string =>
 /** A cell's text, its lines joined as in a column as wide as its widest line. */
 const cellText = <I extends PositionedItem>(boxes: ReadonlyArray<Box<I>>): string => {
   const lines = cellLines(boxes)
-  return joinLines(lines, Math.max(0, ...lines.map((l) => l.x1 - l.x0)))
+  return joinLines(lines, Math.max(0, maxOf(lines.map((l) => l.x1 - l.x0))))
 }
 
 /** The texts of a grid of cells (rows of columns of items), each column's widest line known to its cells. */
@@ -327,7 +331,7 @@ const logicalOrder = (rows: Array<Array<string>>): Array<Array<string>> => {
 /** Drops the columns and rows that are empty in every row and column. */
 const compact = (rows: Array<Array<string>>): Array<Array<string>> => {
   const kept = rows.filter((r) => r.some((c) => c !== ""))
-  const width = Math.max(0, ...kept.map((r) => r.length))
+  const width = Math.max(0, maxOf(kept.map((r) => r.length)))
   const cols = Array.from({ length: width }, (_, c) => c).filter((c) => kept.some((r) => (r[c] ?? "") !== ""))
   return kept.map((r) => cols.map((c) => r[c] ?? ""))
 }
@@ -362,6 +366,11 @@ const stripes = <I>(boxes: ReadonlyArray<Box<I>>, gap: number): Array<number> =>
 
 const visible = <I extends PositionedItem>(b: Box<I>) => b.item.str.trim() !== ""
 
+/** Appends `xs` to `into` in a loop (`push(...xs)` throws a RangeError past about 120,000 elements). */
+const append = <T>(into: Array<T>, xs: ReadonlyArray<T>): void => {
+  for (const x of xs) into.push(x)
+}
+
 /** The table of a grid, and the boxes it takes; undefined when it holds too little text. */
 const gridTable = <I extends PositionedItem>(grid: Grid, boxes: ReadonlyArray<Box<I>>): { table: Table; used: Set<Box<I>> } | undefined => {
   const top = grid.ys[0]!
@@ -383,7 +392,9 @@ const gridTable = <I extends PositionedItem>(grid: Grid, boxes: ReadonlyArray<Bo
     const c = slot(xs, Math.min(b.x0 + 1, (b.x0 + b.x1) / 2))
     const r = grid.ys.length - 2 - slot(ysUp, b.base + b.h * 0.3)
     if (c < 0 || r < 0 || r >= grid.ys.length - 1) continue
-    cells.set(`${r},${c}`, [...(cells.get(`${r},${c}`) ?? []), b])
+    const cell = cells.get(`${r},${c}`)
+    if (cell) cell.push(b)
+    else cells.set(`${r},${c}`, [b])
   }
   const boxGrid = Array.from({ length: grid.ys.length - 1 }, (_, r) => Array.from({ length: xs.length - 1 }, (_, c) => cells.get(`${r},${c}`) ?? []))
   const rows = logicalOrder(compact(
@@ -467,7 +478,7 @@ const wraps = <I extends PositionedItem>(cells: ReadonlyArray<ReadonlyArray<Box<
 
 /** The width of each column's widest line of text. */
 const columnWidths = <I extends PositionedItem>(grid: ReadonlyArray<ReadonlyArray<ReadonlyArray<Box<I>>>>): Array<number> =>
-  (grid[0] ?? []).map((_, c) => Math.max(0, ...grid.flatMap((row) => cellLines(row[c] ?? []).map((l) => l.x1 - l.x0))))
+  (grid[0] ?? []).map((_, c) => Math.max(0, maxOf(grid.flatMap((row) => cellLines(row[c] ?? []).map((l) => l.x1 - l.x0)))))
 
 /**
  * Whether a line of an unruled table goes on with a word the line above broke for lack of room
@@ -515,7 +526,7 @@ const unruledRows = <I extends PositionedItem>(lines: ReadonlyArray<Line<I>>, cu
   const widths = columnWidths(grid)
   for (const cells of grid) {
     const prev = rows[rows.length - 1]
-    if (prev && last && (wraps(cells, last) || brokenWord(cells, last, widths))) cells.forEach((c, k) => prev[k]!.push(...c))
+    if (prev && last && (wraps(cells, last) || brokenWord(cells, last, widths))) cells.forEach((c, k) => append(prev[k]!, c))
     else rows.push(cells.map((c) => [...c]))
     last = cells
   }
