@@ -1,6 +1,6 @@
 /**
  * PDF tables come out as Markdown tables, with the page's other text in reading order around
- * them: a ruled table with a multi-line cell, a ruled table of two-line cells with a shadowed
+ * them: a ruled table with a multi-line cell, an unruled table of lower-case words, a ruled table of two-line cells with a shadowed
  * header, an unruled table, an unruled table whose narrow columns break words, a row broken by
  * a page break, a table that breaks across pages with its header row repeated (one table, the header once), and two columns of prose that must
  * stay prose. The PDFs were made once by LibreOffice from the flat ODT sources beside them
@@ -125,6 +125,20 @@ layer(LocalFiles.layer({ isolation: "inline", timeout: "60 seconds" }))("PDF tab
       expect(ascending(at)).toBe(true)
     }))
 
+  it.effect("an unruled table of words in lower case: each line a row (a word with room on the line above did not wrap)", () =>
+    Effect.gen(function*() {
+      const upload = yield* Upload.Upload
+      const { content } = yield* upload.extract(file("lowercase-unruled-table.pdf"))
+      const table = [
+        "| north | south |",
+        "| --- | --- |",
+        "| east | west |",
+        "| up | down |",
+        "| left side | and the right side of the road |"
+      ].join("\n")
+      expect(content).toBe(`Pairs of directions\n\n${table}\n\nEach pair names opposite directions.`)
+    }))
+
   it.effect("two columns of prose are not a table", () =>
     Effect.gen(function*() {
       const upload = yield* Upload.Upload
@@ -178,5 +192,31 @@ describe("pages of many text runs", () => {
     const inside = items.filter((i) => i.str === "7" && i.transform[5]! >= 100).length
     expect(inside).toBeGreaterThan(120_000)
     expect(tables[0]!.rows[1]![1]).toBe(Array.from({ length: inside }, () => "7").join(" "))
+  })
+})
+
+describe("table text from positioned items", () => {
+  const item = (str: string, x: number, y: number, skew = 0) => ({ str, hasEOL: false, transform: [12, 0, skew, 12, x, y], width: 6 * str.length, height: 12 })
+
+  it("a table set in slanted type (an italic made by skewing the upright font) is a table", () => {
+    const rows = [["Year", "Cases", "Closed"], ["2004", "134", "37"], ["2005", "164", "40"], ["2006", "116", "30"]]
+    const items = rows.flatMap((r, i) => r.map((c, k) => item(c, 100 + k * 120, 700 - i * 20, 3.3)))
+    const { tables, rest } = findTables(items, [])
+    expect(tables.map((t) => t.rows)).toEqual([rows])
+    expect(rest).toEqual([])
+  })
+
+  it("a right-to-left cell's items are read from the right (\"1\", \"-\", a heading: \"1 - heading\")", () => {
+    // pdf.js gives each item's text in logical order; the items of a line go right to left
+    const heading = "معلومات عامة"
+    const cell = [item("1", 400, 650), item("-", 390, 650), item(heading, 300, 650)]
+    const items = [item("الصفحة", 300, 680), item("البند", 100, 680), ...cell, item("10", 100, 650), item("ألف", 300, 620), item("12", 100, 620)]
+    const rules = [
+      ...[700, 665, 635, 605].map((y) => ({ x0: 50, x1: 450, y0: y, y1: y })),
+      ...[50, 250, 450].map((x) => ({ x0: x, x1: x, y0: 605, y1: 700 }))
+    ]
+    const { tables } = findTables(items, rules)
+    // a right-to-left table: its first column is on the right
+    expect(tables.map((t) => t.rows)).toEqual([[["الصفحة", "البند"], [`1 - ${heading}`, "10"], ["ألف", "12"]]])
   })
 })

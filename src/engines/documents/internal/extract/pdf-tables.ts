@@ -14,7 +14,7 @@
  * and tables in reading order; {@link joinContinued} merges a table that goes on at the top of
  * the next page with its header row repeated.
  */
-import { maxOf, minOf, type PositionedItem } from "./layout.js"
+import { isUpright, maxOf, minOf, type PositionedItem } from "./layout.js"
 import { markdownTable } from "./markdown.js"
 
 /** An axis-aligned line the page draws, in page space (y grows upwards). */
@@ -252,6 +252,17 @@ interface TextLine {
   readonly x1: number
 }
 
+/**
+ * A line's items in reading order: left to right, or right to left when the line is mostly
+ * right-to-left script (pdf.js gives each item's text in logical order, the items in drawing
+ * order: "1", "-", "معلومات عامة" read "1 - معلومات عامة" from the right).
+ */
+const inLineOrder = <I extends PositionedItem>(line: ReadonlyArray<Box<I>>): Array<Box<I>> => {
+  const text = line.map((b) => b.item.str).join("")
+  const rightToLeft = (text.match(rtl)?.length ?? 0) > (text.match(ltr)?.length ?? 0)
+  return [...line].sort((a, c) => (rightToLeft ? c.x1 - a.x1 : a.x0 - c.x0))
+}
+
 /** A cell's items as lines of text (top to bottom, left to right), glyph soup left out. */
 const cellLines = <I extends PositionedItem>(boxes: ReadonlyArray<Box<I>>): Array<TextLine> => {
   const sorted = [...boxes].sort((a, b) => b.base - a.base || a.x0 - b.x0)
@@ -264,12 +275,14 @@ const cellLines = <I extends PositionedItem>(boxes: ReadonlyArray<Box<I>>): Arra
   return lines
     .map((l) => {
       let out = ""
-      let end: number | undefined
-      const seen = l.filter(visible).sort((a, c) => a.x0 - c.x0)
+      let prev: Box<I> | undefined
+      const seen = inLineOrder(l.filter(visible))
       for (const b of seen) {
-        if (end !== undefined && b.x0 - end > b.h * 0.15 && !out.endsWith(" ") && !b.item.str.startsWith(" ")) out += " "
+        // the gap to the item before, on whichever side it is
+        const gap = prev === undefined ? 0 : Math.max(b.x0 - prev.x1, prev.x0 - b.x1)
+        if (prev !== undefined && gap > b.h * 0.15 && !out.endsWith(" ") && !b.item.str.startsWith(" ")) out += " "
         out += b.item.str
-        end = b.x1
+        prev = b
       }
       const text = out.replace(/\s+/g, " ").trim()
       return { text, x0: minOf(seen.map((b) => b.x0)), x1: maxOf(seen.map((b) => b.x1)) }
@@ -443,7 +456,7 @@ const shortCell = 15
  * Whether unruled "rows" are lines of prose set in columns: no column of short cells (a table
  * has a column of keys or numbers), a column of long lines that mostly start in lower case
  * (sentences running on from the line above: prose beside a figure), or two columns of lines
- * that mostly start in lower case; or a code listing (a column of comments).
+ * of several words that mostly start in lower case; or a code listing (a column of comments).
  */
 const isProse = (text: ReadonlyArray<ReadonlyArray<string>>, width: number): boolean => {
   const columns = Array.from({ length: width }, (_, c) => text.map((r) => r[c]!).filter((t) => t !== ""))
@@ -451,8 +464,10 @@ const isProse = (text: ReadonlyArray<ReadonlyArray<string>>, width: number): boo
   // a code listing with its comments aligned
   if (columns.some((col) => col.length >= 2 && col.filter((t) => /^(?:\/\/|\/\*|#|--|;)/.test(t)).length >= (col.length * 2) / 3)) return true
   const running = (col: ReadonlyArray<string>) => col.filter((t) => /^\p{Ll}/u.test(t)).length >= col.length / 2
-  // a column of lines running on from each other, or two columns whose lines mostly start in lower case
-  return columns.some((col) => running(col) && median(col.map((t) => t.length)) > 25) || columns.filter(running).length >= 2
+  // lines of prose hold several words; a column of single words (keys, values) is not running text
+  const wordy = (col: ReadonlyArray<string>) => median(col.map((t) => t.split(" ").length)) >= 2
+  // a column of lines running on from each other, or two columns of lines of words that mostly start in lower case
+  return columns.some((col) => running(col) && median(col.map((t) => t.length)) > 25) || columns.filter((col) => running(col) && wordy(col)).length >= 2
 }
 
 /** A list marker: a bullet, or a number or letter with its "." or ")". */
@@ -469,12 +484,33 @@ const isList = (rows: ReadonlyArray<ReadonlyArray<string>>): boolean => {
  * cells is under text of the line above, and its first cell is empty, or it has fewer cells
  * than the line above, or all of them start in lower case (a word broken in a narrow column).
  */
-const wraps = <I extends PositionedItem>(cells: ReadonlyArray<ReadonlyArray<Box<I>>>, above: ReadonlyArray<ReadonlyArray<Box<I>>>): boolean => {
+const wraps = <I extends PositionedItem>(
+  cells: ReadonlyArray<ReadonlyArray<Box<I>>>,
+  above: ReadonlyArray<ReadonlyArray<Box<I>>>,
+  widths: ReadonlyArray<number>
+): boolean => {
   if (!cells.every((c, i) => c.length === 0 || above[i]!.length > 0)) return false
+  if (cells.every((c, k) => c.length === 0 || wouldFit(c, above[k]!, widths[k]!))) return false
   const count = (cs: ReadonlyArray<ReadonlyArray<unknown>>) => cs.filter((c) => c.length > 0).length
   const lower = cells.every((c) => c.length === 0 || /^\p{Ll}/u.test(c[0]!.item.str.trim()))
   return cells[0]!.length === 0 || count(cells) < count(above) || lower
 }
+
+/**
+ * Whether the first word of a cell's line would have fitted at the end of the cell's line above
+ * (`width`: the room in the column): then the text did not wrap there, the line starts a row
+ * of its own.
+ */
+const wouldFit = <I extends PositionedItem>(cell: ReadonlyArray<Box<I>>, above: ReadonlyArray<Box<I>>, width: number): boolean => {
+  const first = minBy(cell, (b) => b.x0)
+  const str = first.item.str.trim()
+  const word = str.split(/\s/)[0]!
+  const wordWidth = (first.x1 - first.x0) * (word.length / Math.max(1, str.length))
+  const used = maxOf(above.map((b) => b.x1)) - minOf(above.map((b) => b.x0))
+  return used + first.h * 0.3 + wordWidth < width - 1
+}
+
+const minBy = <T>(xs: ReadonlyArray<T>, key: (x: T) => number): T => xs.reduce((a, b) => (key(b) < key(a) ? b : a))
 
 /** The width of each column's widest line of text. */
 const columnWidths = <I extends PositionedItem>(grid: ReadonlyArray<ReadonlyArray<ReadonlyArray<Box<I>>>>): Array<number> =>
@@ -511,6 +547,16 @@ const hasJustified = <I extends PositionedItem>(grid: ReadonlyArray<ReadonlyArra
     return ends.filter((x) => Math.abs(x - right) <= 1.5).length >= (ends.length * 2) / 3
   })
 
+/**
+ * The room for text in each column of an unruled table: from where its text starts to where the
+ * next column's starts, less a space; the last column's is its widest line.
+ */
+const columnRoom = <I extends PositionedItem>(grid: ReadonlyArray<ReadonlyArray<ReadonlyArray<Box<I>>>>, widths: ReadonlyArray<number>): Array<number> => {
+  const starts = widths.map((_, c) => minOf(grid.flatMap((cells) => cells[c]!.map((b) => b.x0))))
+  const h = median(grid.flatMap((cells) => cells.flatMap((c) => c.map((b) => b.h))))
+  return widths.map((w, c) => (c + 1 < widths.length && Number.isFinite(starts[c + 1]! - starts[c]!) ? Math.max(w, starts[c + 1]! - starts[c]! - h * 0.3) : w))
+}
+
 /** The rows of an unruled table over `lines` split at `cuts`, or undefined when it is not one. */
 const unruledRows = <I extends PositionedItem>(lines: ReadonlyArray<Line<I>>, cuts: ReadonlyArray<number>): Array<Array<string>> | undefined => {
   const edges = [-Infinity, ...cuts, Infinity]
@@ -524,9 +570,10 @@ const unruledRows = <I extends PositionedItem>(lines: ReadonlyArray<Line<I>>, cu
   const rows: Array<Array<Array<Box<I>>>> = []
   let last: Array<Array<Box<I>>> | undefined
   const widths = columnWidths(grid)
+  const room = columnRoom(grid, widths)
   for (const cells of grid) {
     const prev = rows[rows.length - 1]
-    if (prev && last && (wraps(cells, last) || brokenWord(cells, last, widths))) cells.forEach((c, k) => append(prev[k]!, c))
+    if (prev && last && (wraps(cells, last, room) || brokenWord(cells, last, widths))) cells.forEach((c, k) => append(prev[k]!, c))
     else rows.push(cells.map((c) => [...c]))
     last = cells
   }
@@ -605,8 +652,7 @@ const once = <I extends PositionedItem>(items: ReadonlyArray<I>): Array<I> => {
 
 /** The tables of a page and the items they do not take. */
 export const findTables = <I extends PositionedItem>(items: ReadonlyArray<I>, rules: ReadonlyArray<Rule>): { tables: Array<Table>; rest: Array<I> } => {
-  const upright = (i: I) => Math.abs(i.transform[1] ?? 0) < 1e-6 && Math.abs(i.transform[2] ?? 0) < 1e-6
-  let boxes = items.filter(upright).map(boxOf)
+  let boxes = items.filter(isUpright).map(boxOf)
   const tables: Array<Table> = []
   const taken = new Set<I>()
   for (const g of rules.length > 4000 ? [] : groups(rules)) {
