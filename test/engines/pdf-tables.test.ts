@@ -1,6 +1,6 @@
 /**
  * PDF tables come out as Markdown tables, with the page's other text in reading order around
- * them: a ruled table with a multi-line cell, an unruled table of lower-case words, a ruled table of two-line cells with a shadowed
+ * them: a ruled table with a multi-line cell, a ruled table of two-line cells with a shadowed
  * header, an unruled table, an unruled table whose narrow columns break words, a row broken by
  * a page break, a table that breaks across pages with its header row repeated (one table, the header once), and two columns of prose that must
  * stay prose. The PDFs were made once by LibreOffice from the flat ODT sources beside them
@@ -125,20 +125,6 @@ layer(LocalFiles.layer({ isolation: "inline", timeout: "60 seconds" }))("PDF tab
       expect(ascending(at)).toBe(true)
     }))
 
-  it.effect("an unruled table of words in lower case: each line a row (a word with room on the line above did not wrap)", () =>
-    Effect.gen(function*() {
-      const upload = yield* Upload.Upload
-      const { content } = yield* upload.extract(file("lowercase-unruled-table.pdf"))
-      const table = [
-        "| north | south |",
-        "| --- | --- |",
-        "| east | west |",
-        "| up | down |",
-        "| left side | and the right side of the road |"
-      ].join("\n")
-      expect(content).toBe(`Pairs of directions\n\n${table}\n\nEach pair names opposite directions.`)
-    }))
-
   it.effect("two columns of prose are not a table", () =>
     Effect.gen(function*() {
       const upload = yield* Upload.Upload
@@ -218,5 +204,18 @@ describe("table text from positioned items", () => {
     const { tables } = findTables(items, rules)
     // a right-to-left table: its first column is on the right
     expect(tables.map((t) => t.rows)).toEqual([[["الصفحة", "البند"], [`1 - ${heading}`, "10"], ["ألف", "12"]]])
+  })
+
+  it("a hexadecimal range broken inside its numbers in a narrow ruled cell is whole again; two numbers stacked stay apart", () => {
+    // column 0 is 30 wide, its text 3 in from each rule: room for four characters (6 wide each)
+    const cell = [item("000", 53, 680), item("0 –", 53, 667), item("007", 53, 654), item("F", 53, 641)]
+    const stacked = [item("2004", 53, 610), item("2005", 53, 597)]
+    const items = [item("Cell", 83, 700), item("Name", 83, 680), item("Year", 83, 610), ...cell, ...stacked, item("No", 53, 700)]
+    const rules = [
+      ...[712, 692, 622, 590].map((y) => ({ x0: 50, x1: 200, y0: y, y1: y })),
+      ...[50, 80, 200].map((x) => ({ x0: x, x1: x, y0: 590, y1: 712 }))
+    ]
+    const { tables } = findTables(items, rules)
+    expect(tables.map((t) => t.rows)).toEqual([[["No", "Cell"], ["0000 – 007F", "Name"], ["2004 2005", "Year"]]])
   })
 })

@@ -295,15 +295,19 @@ const cellLines = <I extends PositionedItem>(boxes: ReadonlyArray<Box<I>>): Arra
  * in a hyphen after a letter or digit (or is a minus sign) and `b` starts with one ("Chi-" and
  * "Square", "-" and "10.98"); or `a` is one word as wide as the column's widest line (within a
  * character), broken there for lack of room: it ends in a letter and `b` starts in lower case
- * ("Surviv" and "al"), or it is a number and `b` a narrower run of digits ("0.000" and "0",
- * "39524." and "5"; two numbers stacked in a cell, "11:20" over "11:25", stay apart).
+ * ("Surviv" and "al"), or it is a number and `b` starts with a narrower run of digits ("0.000"
+ * and "0", "39524." and "5", "007" and "F"; two numbers stacked in a cell, "11:20" over
+ * "11:25", "2004" over "2005", stay apart).
  */
 const runsOn = (a: TextLine, b: TextLine, width: number): boolean => {
   if (/(?:^|[\p{L}\p{N}])-$/u.test(a.text) && /^[\p{L}\p{N}]/u.test(b.text)) return true
   const w = a.x1 - a.x0
   if (/\s/.test(a.text) || w < width - w / a.text.length) return false
   if (/\p{L}$/u.test(a.text) && /^\p{Ll}/u.test(b.text)) return true
-  return /^[-+]?\p{N}*[.,]?\p{N}*$/u.test(a.text) && /\p{N}/u.test(a.text) && /^\p{N}+$/u.test(b.text) && b.x1 - b.x0 < w * 0.75
+  // a number (decimal, or hexadecimal in capitals) goes on with the digits its next line starts with
+  const next = b.text.split(" ")[0]!
+  const nextWidth = (b.x1 - b.x0) * (next.length / b.text.length)
+  return /^[-+]?[\p{N}A-F]*[.,]?[\p{N}A-F]*$/u.test(a.text) && /\p{N}/u.test(a.text) && /^[\p{N}A-F]+$/u.test(next) && nextWidth < w * 0.75
 }
 
 /** A cell's text from its lines, one line after the other ({@link runsOn}); `width`: the room in its column. */
@@ -456,7 +460,7 @@ const shortCell = 15
  * Whether unruled "rows" are lines of prose set in columns: no column of short cells (a table
  * has a column of keys or numbers), a column of long lines that mostly start in lower case
  * (sentences running on from the line above: prose beside a figure), or two columns of lines
- * of several words that mostly start in lower case; or a code listing (a column of comments).
+ * that mostly start in lower case; or a code listing (a column of comments).
  */
 const isProse = (text: ReadonlyArray<ReadonlyArray<string>>, width: number): boolean => {
   const columns = Array.from({ length: width }, (_, c) => text.map((r) => r[c]!).filter((t) => t !== ""))
@@ -464,10 +468,8 @@ const isProse = (text: ReadonlyArray<ReadonlyArray<string>>, width: number): boo
   // a code listing with its comments aligned
   if (columns.some((col) => col.length >= 2 && col.filter((t) => /^(?:\/\/|\/\*|#|--|;)/.test(t)).length >= (col.length * 2) / 3)) return true
   const running = (col: ReadonlyArray<string>) => col.filter((t) => /^\p{Ll}/u.test(t)).length >= col.length / 2
-  // lines of prose hold several words; a column of single words (keys, values) is not running text
-  const wordy = (col: ReadonlyArray<string>) => median(col.map((t) => t.split(" ").length)) >= 2
-  // a column of lines running on from each other, or two columns of lines of words that mostly start in lower case
-  return columns.some((col) => running(col) && median(col.map((t) => t.length)) > 25) || columns.filter((col) => running(col) && wordy(col)).length >= 2
+  // a column of lines running on from each other, or two columns whose lines mostly start in lower case
+  return columns.some((col) => running(col) && median(col.map((t) => t.length)) > 25) || columns.filter(running).length >= 2
 }
 
 /** A list marker: a bullet, or a number or letter with its "." or ")". */
@@ -484,33 +486,12 @@ const isList = (rows: ReadonlyArray<ReadonlyArray<string>>): boolean => {
  * cells is under text of the line above, and its first cell is empty, or it has fewer cells
  * than the line above, or all of them start in lower case (a word broken in a narrow column).
  */
-const wraps = <I extends PositionedItem>(
-  cells: ReadonlyArray<ReadonlyArray<Box<I>>>,
-  above: ReadonlyArray<ReadonlyArray<Box<I>>>,
-  widths: ReadonlyArray<number>
-): boolean => {
+const wraps = <I extends PositionedItem>(cells: ReadonlyArray<ReadonlyArray<Box<I>>>, above: ReadonlyArray<ReadonlyArray<Box<I>>>): boolean => {
   if (!cells.every((c, i) => c.length === 0 || above[i]!.length > 0)) return false
-  if (cells.every((c, k) => c.length === 0 || wouldFit(c, above[k]!, widths[k]!))) return false
   const count = (cs: ReadonlyArray<ReadonlyArray<unknown>>) => cs.filter((c) => c.length > 0).length
   const lower = cells.every((c) => c.length === 0 || /^\p{Ll}/u.test(c[0]!.item.str.trim()))
   return cells[0]!.length === 0 || count(cells) < count(above) || lower
 }
-
-/**
- * Whether the first word of a cell's line would have fitted at the end of the cell's line above
- * (`width`: the room in the column): then the text did not wrap there, the line starts a row
- * of its own.
- */
-const wouldFit = <I extends PositionedItem>(cell: ReadonlyArray<Box<I>>, above: ReadonlyArray<Box<I>>, width: number): boolean => {
-  const first = minBy(cell, (b) => b.x0)
-  const str = first.item.str.trim()
-  const word = str.split(/\s/)[0]!
-  const wordWidth = (first.x1 - first.x0) * (word.length / Math.max(1, str.length))
-  const used = maxOf(above.map((b) => b.x1)) - minOf(above.map((b) => b.x0))
-  return used + first.h * 0.3 + wordWidth < width - 1
-}
-
-const minBy = <T>(xs: ReadonlyArray<T>, key: (x: T) => number): T => xs.reduce((a, b) => (key(b) < key(a) ? b : a))
 
 /** The width of each column's widest line of text. */
 const columnWidths = <I extends PositionedItem>(grid: ReadonlyArray<ReadonlyArray<ReadonlyArray<Box<I>>>>): Array<number> =>
@@ -547,16 +528,6 @@ const hasJustified = <I extends PositionedItem>(grid: ReadonlyArray<ReadonlyArra
     return ends.filter((x) => Math.abs(x - right) <= 1.5).length >= (ends.length * 2) / 3
   })
 
-/**
- * The room for text in each column of an unruled table: from where its text starts to where the
- * next column's starts, less a space; the last column's is its widest line.
- */
-const columnRoom = <I extends PositionedItem>(grid: ReadonlyArray<ReadonlyArray<ReadonlyArray<Box<I>>>>, widths: ReadonlyArray<number>): Array<number> => {
-  const starts = widths.map((_, c) => minOf(grid.flatMap((cells) => cells[c]!.map((b) => b.x0))))
-  const h = median(grid.flatMap((cells) => cells.flatMap((c) => c.map((b) => b.h))))
-  return widths.map((w, c) => (c + 1 < widths.length && Number.isFinite(starts[c + 1]! - starts[c]!) ? Math.max(w, starts[c + 1]! - starts[c]! - h * 0.3) : w))
-}
-
 /** The rows of an unruled table over `lines` split at `cuts`, or undefined when it is not one. */
 const unruledRows = <I extends PositionedItem>(lines: ReadonlyArray<Line<I>>, cuts: ReadonlyArray<number>): Array<Array<string>> | undefined => {
   const edges = [-Infinity, ...cuts, Infinity]
@@ -570,10 +541,9 @@ const unruledRows = <I extends PositionedItem>(lines: ReadonlyArray<Line<I>>, cu
   const rows: Array<Array<Array<Box<I>>>> = []
   let last: Array<Array<Box<I>>> | undefined
   const widths = columnWidths(grid)
-  const room = columnRoom(grid, widths)
   for (const cells of grid) {
     const prev = rows[rows.length - 1]
-    if (prev && last && (wraps(cells, last, room) || brokenWord(cells, last, widths))) cells.forEach((c, k) => append(prev[k]!, c))
+    if (prev && last && (wraps(cells, last) || brokenWord(cells, last, widths))) cells.forEach((c, k) => append(prev[k]!, c))
     else rows.push(cells.map((c) => [...c]))
     last = cells
   }
