@@ -13,7 +13,7 @@ import { join } from "node:path"
 import * as Upload from "../../src/api/Upload.js"
 import * as LocalFiles from "../../src/engines/documents/LocalFiles.js"
 import { maxOf, minOf } from "../../src/engines/documents/internal/extract/layout.js"
-import { largestTypeTitle } from "../../src/engines/documents/internal/extract/pdf.js"
+import { lamAlef, largestTypeTitle } from "../../src/engines/documents/internal/extract/pdf.js"
 import { findTables, isGlyphSoup } from "../../src/engines/documents/internal/extract/pdf-tables.js"
 import { packageRoot } from "../../src/internal/shared.js"
 
@@ -217,5 +217,18 @@ describe("table text from positioned items", () => {
     ]
     const { tables } = findTables(items, rules)
     expect(tables.map((t) => t.rows)).toEqual([[["No", "Cell"], ["0000 – 007F", "Name"], ["2004 2005", "Year"]]])
+  })
+})
+
+describe("Arabic lam-alef ligatures", () => {
+  const item = (str: string) => ({ str, hasEOL: false, transform: [12, 0, 0, 12, 0, 0], width: 10, height: 12 })
+
+  it("after the article's alef, a ligature pdf.js gave in reverse is in its letters' order again; other text is kept", () => {
+    // "الأول" (the first) and "والاقتصادية" (and the economic) as pdf.js gives them
+    expect(lamAlef(item("الباب األول")).str).toBe("الباب الأول")
+    expect(lamAlef(item("الخصائص واالقتصادية")).str).toBe("الخصائص والاقتصادية")
+    expect(lamAlef(item("اإلطار")).str).toBe("الإطار")
+    // no alef before the alef: nothing to tell a reversed ligature from the letters ("ألف", "إلى", "مال")
+    for (const s of ["ألف", "إلى", "مال", "Plain text", "الأول"]) expect(lamAlef(item(s)).str).toBe(s)
   })
 })
