@@ -392,14 +392,31 @@ const docxRuled = (tbl, styles) => {
 /** A cell's text: its paragraphs' runs, one space between paragraphs, whitespace collapsed. */
 const cellText = (tc) => ooxmlPartText(tc, "w").replace(/\s+/g, " ").trim()
 
+/** The text LibreOffice writes for a reference field whose bookmark does not exist. */
+const brokenReference = "Error: Reference source not found"
+
+/**
+ * The document as LibreOffice prints it where it recomputes fields: a REF field whose target
+ * bookmark is not in the document shows LibreOffice's error text, not the result Word cached
+ * ("Error! Reference source not found.").
+ */
+const recomputedFields = (xml) => {
+  const bookmarks = new Set([...xml.matchAll(/<w:bookmarkStart\b[^>]*w:name="([^"]+)"/g)].map((m) => m[1]))
+  return xml.replace(
+    /(<w:instrText\b[^>]*>\s*REF\s+([^\s<]+)[^<]*<\/w:instrText>(?:(?!<w:fldChar)[\s\S])*?<w:fldChar w:fldCharType="separate"\/>)((?:(?!<w:fldChar)[\s\S])*?)(<w:fldChar w:fldCharType="end"\/>)/g,
+    (all, head, name, _result, end) => (bookmarks.has(name) ? all : `${head}</w:r><w:r><w:t>${brokenReference}</w:t></w:r><w:r>${end}`)
+  )
+}
+
 /**
  * The tables of a DOCX body as grids: one row per w:tr, a cell's text at its first grid column
  * (w:gridBefore and w:gridSpan followed, the columns it spans and the continuation of a vertical
- * merge empty). Tables inside tables are part of their cell's text.
+ * merge empty). Tables inside tables are part of their cell's text. Reference fields to a missing
+ * bookmark read as LibreOffice, which makes the PDF, prints them ({@link recomputedFields}).
  */
 export const docxTables = (data) => {
   const zip = unzipSync(new Uint8Array(data), { filter: (f) => f.name === "word/document.xml" || f.name === "word/styles.xml" })
-  const xml = new TextDecoder().decode(zip["word/document.xml"])
+  const xml = recomputedFields(new TextDecoder().decode(zip["word/document.xml"]))
   const styles = zip["word/styles.xml"] ? new TextDecoder().decode(zip["word/styles.xml"]) : ""
   const body = /<w:body>([\s\S]*)<\/w:body>/.exec(xml)?.[1] ?? xml
   return topLevel(body, "w:tbl").map((tbl) => {

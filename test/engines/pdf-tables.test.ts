@@ -13,8 +13,8 @@ import { join } from "node:path"
 import * as Upload from "../../src/api/Upload.js"
 import * as LocalFiles from "../../src/engines/documents/LocalFiles.js"
 import { maxOf, minOf } from "../../src/engines/documents/internal/extract/layout.js"
-import { largestTypeTitle } from "../../src/engines/documents/internal/extract/pdf.js"
-import { isGlyphSoup } from "../../src/engines/documents/internal/extract/pdf-tables.js"
+import { lamAlef, largestTypeTitle } from "../../src/engines/documents/internal/extract/pdf.js"
+import { findTables, isGlyphSoup } from "../../src/engines/documents/internal/extract/pdf-tables.js"
 import { packageRoot } from "../../src/internal/shared.js"
 
 const dir = join(packageRoot(), "test", "fixtures", "pdf-tables")
@@ -155,5 +155,80 @@ describe("pages of many text runs", () => {
     expect(maxOf(items.map((i) => i.height))).toBe(24)
     expect(minOf(items.map((i) => i.height))).toBe(10)
     expect([maxOf([]), minOf([])]).toEqual([-Infinity, Infinity])
+  })
+
+  it("a ruled table cell of 130,000 text lines is read (a page's items gathered in loops, never spread into a call or copied per item)", () => {
+    const item = (str: string, x: number, y: number, h: number) => ({ str, hasEOL: false, transform: [h, 0, 0, h, x, y], width: 10 * str.length, height: h })
+    const lines = 130_000 // the last ones fall under the table's bottom rule
+    const items = [
+      item("Name", 60, 680, 10),
+      item("Value", 300, 680, 10),
+      item("Key", 60, 590, 10),
+      ...Array.from({ length: lines }, (_, i) => item("7", 300, 590 - i * 0.0038, 0.002))
+    ]
+    // a grid of two rows and two columns
+    const rules = [
+      ...[700, 600, 100].map((y) => ({ x0: 50, x1: 550, y0: y, y1: y })),
+      ...[50, 250, 550].map((x) => ({ x0: x, x1: x, y0: 100, y1: 700 }))
+    ]
+    const { tables } = findTables(items, rules)
+    expect(tables).toHaveLength(1)
+    expect(tables[0]!.rows[0]).toEqual(["Name", "Value"])
+    expect(tables[0]!.rows[1]![0]).toBe("Key")
+    const inside = items.filter((i) => i.str === "7" && i.transform[5]! >= 100).length
+    expect(inside).toBeGreaterThan(120_000)
+    expect(tables[0]!.rows[1]![1]).toBe(Array.from({ length: inside }, () => "7").join(" "))
+  })
+})
+
+describe("table text from positioned items", () => {
+  const item = (str: string, x: number, y: number, skew = 0) => ({ str, hasEOL: false, transform: [12, 0, skew, 12, x, y], width: 6 * str.length, height: 12 })
+
+  it("a table set in slanted type (an italic made by skewing the upright font) is a table", () => {
+    const rows = [["Year", "Cases", "Closed"], ["2004", "134", "37"], ["2005", "164", "40"], ["2006", "116", "30"]]
+    const items = rows.flatMap((r, i) => r.map((c, k) => item(c, 100 + k * 120, 700 - i * 20, 3.3)))
+    const { tables, rest } = findTables(items, [])
+    expect(tables.map((t) => t.rows)).toEqual([rows])
+    expect(rest).toEqual([])
+  })
+
+  it("a right-to-left cell's items are read from the right (\"1\", \"-\", a heading: \"1 - heading\")", () => {
+    // pdf.js gives each item's text in logical order; the items of a line go right to left
+    const heading = "معلومات عامة"
+    const cell = [item("1", 400, 650), item("-", 390, 650), item(heading, 300, 650)]
+    const items = [item("الصفحة", 300, 680), item("البند", 100, 680), ...cell, item("10", 100, 650), item("ألف", 300, 620), item("12", 100, 620)]
+    const rules = [
+      ...[700, 665, 635, 605].map((y) => ({ x0: 50, x1: 450, y0: y, y1: y })),
+      ...[50, 250, 450].map((x) => ({ x0: x, x1: x, y0: 605, y1: 700 }))
+    ]
+    const { tables } = findTables(items, rules)
+    // a right-to-left table: its first column is on the right
+    expect(tables.map((t) => t.rows)).toEqual([[["الصفحة", "البند"], [`1 - ${heading}`, "10"], ["ألف", "12"]]])
+  })
+
+  it("a hexadecimal range broken inside its numbers in a narrow ruled cell is whole again; two numbers stacked stay apart", () => {
+    // column 0 is 30 wide, its text 3 in from each rule: room for four characters (6 wide each)
+    const cell = [item("000", 53, 680), item("0 –", 53, 667), item("007", 53, 654), item("F", 53, 641)]
+    const stacked = [item("2004", 53, 610), item("2005", 53, 597)]
+    const items = [item("Cell", 83, 700), item("Name", 83, 680), item("Year", 83, 610), ...cell, ...stacked, item("No", 53, 700)]
+    const rules = [
+      ...[712, 692, 622, 590].map((y) => ({ x0: 50, x1: 200, y0: y, y1: y })),
+      ...[50, 80, 200].map((x) => ({ x0: x, x1: x, y0: 590, y1: 712 }))
+    ]
+    const { tables } = findTables(items, rules)
+    expect(tables.map((t) => t.rows)).toEqual([[["No", "Cell"], ["0000 – 007F", "Name"], ["2004 2005", "Year"]]])
+  })
+})
+
+describe("Arabic lam-alef ligatures", () => {
+  const item = (str: string) => ({ str, hasEOL: false, transform: [12, 0, 0, 12, 0, 0], width: 10, height: 12 })
+
+  it("after the article's alef, a ligature pdf.js gave in reverse is in its letters' order again; other text is kept", () => {
+    // "الأول" (the first) and "والاقتصادية" (and the economic) as pdf.js gives them
+    expect(lamAlef(item("الباب األول")).str).toBe("الباب الأول")
+    expect(lamAlef(item("الخصائص واالقتصادية")).str).toBe("الخصائص والاقتصادية")
+    expect(lamAlef(item("اإلطار")).str).toBe("الإطار")
+    // no alef before the alef: nothing to tell a reversed ligature from the letters ("ألف", "إلى", "مال")
+    for (const s of ["ألف", "إلى", "مال", "Plain text", "الأول"]) expect(lamAlef(item(s)).str).toBe(s)
   })
 })

@@ -117,7 +117,7 @@ const layout = <I extends PositionedItem>(
     if (run.length === 0) return
     const split = columnSplit(run, h)
     if (split) {
-      out.push(...layout(split[0], h, depth + 1), ...layout(split[1], h, depth + 1))
+      for (const block of [...layout(split[0], h, depth + 1), ...layout(split[1], h, depth + 1)]) out.push(block)
     } else out.push(run)
     run = []
   }
@@ -136,6 +136,13 @@ const layout = <I extends PositionedItem>(
 }
 
 /**
+ * Whether an item's baseline is horizontal: not rotated. A slanted item (an italic the PDF
+ * writer made by skewing the upright font, `transform[2]` not 0) is upright too.
+ */
+export const isUpright = (item: PositionedItem): boolean =>
+  Math.abs(item.transform[1] ?? 0) < 1e-6 && Math.abs(item.transform[2] ?? 0) < Math.abs(item.transform[3] ?? 0)
+
+/**
  * Items in content-stream order, as lines: a new line where the baseline moves by more than
  * half a line or an item ends a line (rotated text, pages that are mostly rotated).
  */
@@ -146,7 +153,7 @@ const streamLines = <I extends PositionedItem>(items: ReadonlyArray<I>): Array<A
   for (const item of items) {
     const y = item.transform[5] ?? 0
     const h = Math.abs(item.height || item.transform[3] || 0) || 10
-    const rotated = Math.abs(item.transform[1] ?? 0) > 1e-6 || Math.abs(item.transform[2] ?? 0) > 1e-6
+    const rotated = !isUpright(item)
     if (eol || rotated || lastY === undefined || Math.abs(y - lastY) > h * 0.5) out.push([])
     if (item.str.trim() !== "") out[out.length - 1]!.push(item)
     lastY = y
@@ -162,7 +169,6 @@ const streamLines = <I extends PositionedItem>(items: ReadonlyArray<I>): Array<A
  */
 export const readingOrder = <I extends PositionedItem>(items: ReadonlyArray<I>): Array<Array<Array<I>>> => {
   const visible = items.filter((i) => i.str.trim() !== "")
-  const isUpright = (i: I) => Math.abs(i.transform[1] ?? 0) < 1e-6 && Math.abs(i.transform[2] ?? 0) < 1e-6
   const upright = visible.filter(isUpright)
   if (visible.length === 0) return []
   if (upright.length < visible.length * 0.9) return [streamLines(items)]

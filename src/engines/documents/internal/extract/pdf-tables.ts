@@ -14,7 +14,7 @@
  * and tables in reading order; {@link joinContinued} merges a table that goes on at the top of
  * the next page with its header row repeated.
  */
-import { maxOf, minOf, type PositionedItem } from "./layout.js"
+import { isUpright, maxOf, minOf, type PositionedItem } from "./layout.js"
 import { markdownTable } from "./markdown.js"
 
 /** An axis-aligned line the page draws, in page space (y grows upwards). */
@@ -202,7 +202,11 @@ const groups = (rules: ReadonlyArray<Rule>): Array<Array<Rule>> => {
     for (let j = i + 1; j < rules.length; j++) if (touches(rules[i]!, rules[j]!)) parent[find(i)] = find(j)
   }
   const by = new Map<number, Array<Rule>>()
-  rules.forEach((r, i) => by.set(find(i), [...(by.get(find(i)) ?? []), r]))
+  rules.forEach((r, i) => {
+    const g = by.get(find(i))
+    if (g) g.push(r)
+    else by.set(find(i), [r])
+  })
   return [...by.values()]
 }
 
@@ -248,6 +252,17 @@ interface TextLine {
   readonly x1: number
 }
 
+/**
+ * A line's items in reading order: left to right, or right to left when the line is mostly
+ * right-to-left script (pdf.js gives each item's text in logical order, the items in drawing
+ * order: "1", "-", "معلومات عامة" read "1 - معلومات عامة" from the right).
+ */
+const inLineOrder = <I extends PositionedItem>(line: ReadonlyArray<Box<I>>): Array<Box<I>> => {
+  const text = line.map((b) => b.item.str).join("")
+  const rightToLeft = (text.match(rtl)?.length ?? 0) > (text.match(ltr)?.length ?? 0)
+  return [...line].sort((a, c) => (rightToLeft ? c.x1 - a.x1 : a.x0 - c.x0))
+}
+
 /** A cell's items as lines of text (top to bottom, left to right), glyph soup left out. */
 const cellLines = <I extends PositionedItem>(boxes: ReadonlyArray<Box<I>>): Array<TextLine> => {
   const sorted = [...boxes].sort((a, b) => b.base - a.base || a.x0 - b.x0)
@@ -260,12 +275,14 @@ const cellLines = <I extends PositionedItem>(boxes: ReadonlyArray<Box<I>>): Arra
   return lines
     .map((l) => {
       let out = ""
-      let end: number | undefined
-      const seen = l.filter(visible).sort((a, c) => a.x0 - c.x0)
+      let prev: Box<I> | undefined
+      const seen = inLineOrder(l.filter(visible))
       for (const b of seen) {
-        if (end !== undefined && b.x0 - end > b.h * 0.15 && !out.endsWith(" ") && !b.item.str.startsWith(" ")) out += " "
+        // the gap to the item before, on whichever side it is
+        const gap = prev === undefined ? 0 : Math.max(b.x0 - prev.x1, prev.x0 - b.x1)
+        if (prev !== undefined && gap > b.h * 0.15 && !out.endsWith(" ") && !b.item.str.startsWith(" ")) out += " "
         out += b.item.str
-        end = b.x1
+        prev = b
       }
       const text = out.replace(/\s+/g, " ").trim()
       return { text, x0: minOf(seen.map((b) => b.x0)), x1: maxOf(seen.map((b) => b.x1)) }
@@ -278,15 +295,19 @@ const cellLines = <I extends PositionedItem>(boxes: ReadonlyArray<Box<I>>): Arra
  * in a hyphen after a letter or digit (or is a minus sign) and `b` starts with one ("Chi-" and
  * "Square", "-" and "10.98"); or `a` is one word as wide as the column's widest line (within a
  * character), broken there for lack of room: it ends in a letter and `b` starts in lower case
- * ("Surviv" and "al"), or it is a number and `b` a narrower run of digits ("0.000" and "0",
- * "39524." and "5"; two numbers stacked in a cell, "11:20" over "11:25", stay apart).
+ * ("Surviv" and "al"), or it is a number and `b` starts with a narrower run of digits ("0.000"
+ * and "0", "39524." and "5", "007" and "F"; two numbers stacked in a cell, "11:20" over
+ * "11:25", "2004" over "2005", stay apart).
  */
 const runsOn = (a: TextLine, b: TextLine, width: number): boolean => {
   if (/(?:^|[\p{L}\p{N}])-$/u.test(a.text) && /^[\p{L}\p{N}]/u.test(b.text)) return true
   const w = a.x1 - a.x0
   if (/\s/.test(a.text) || w < width - w / a.text.length) return false
   if (/\p{L}$/u.test(a.text) && /^\p{Ll}/u.test(b.text)) return true
-  return /^[-+]?\p{N}*[.,]?\p{N}*$/u.test(a.text) && /\p{N}/u.test(a.text) && /^\p{N}+$/u.test(b.text) && b.x1 - b.x0 < w * 0.75
+  // a number (decimal, or hexadecimal in capitals) goes on with the digits its next line starts with
+  const next = b.text.split(" ")[0]!
+  const nextWidth = (b.x1 - b.x0) * (next.length / b.text.length)
+  return /^[-+]?[\p{N}A-F]*[.,]?[\p{N}A-F]*$/u.test(a.text) && /\p{N}/u.test(a.text) && /^[\p{N}A-F]+$/u.test(next) && nextWidth < w * 0.75
 }
 
 /** A cell's text from its lines, one line after the other ({@link runsOn}); `width`: the room in its column. */
@@ -296,7 +317,7 @@ const joinLines = (lines: ReadonlyArray<TextLine>, width: number): string =>
 /** A cell's text, its lines joined as in a column as wide as its widest line. */
 const cellText = <I extends PositionedItem>(boxes: ReadonlyArray<Box<I>>): string => {
   const lines = cellLines(boxes)
-  return joinLines(lines, Math.max(0, ...lines.map((l) => l.x1 - l.x0)))
+  return joinLines(lines, Math.max(0, maxOf(lines.map((l) => l.x1 - l.x0))))
 }
 
 /** The texts of a grid of cells (rows of columns of items), each column's widest line known to its cells. */
@@ -327,7 +348,7 @@ const logicalOrder = (rows: Array<Array<string>>): Array<Array<string>> => {
 /** Drops the columns and rows that are empty in every row and column. */
 const compact = (rows: Array<Array<string>>): Array<Array<string>> => {
   const kept = rows.filter((r) => r.some((c) => c !== ""))
-  const width = Math.max(0, ...kept.map((r) => r.length))
+  const width = Math.max(0, maxOf(kept.map((r) => r.length)))
   const cols = Array.from({ length: width }, (_, c) => c).filter((c) => kept.some((r) => (r[c] ?? "") !== ""))
   return kept.map((r) => cols.map((c) => r[c] ?? ""))
 }
@@ -362,6 +383,11 @@ const stripes = <I>(boxes: ReadonlyArray<Box<I>>, gap: number): Array<number> =>
 
 const visible = <I extends PositionedItem>(b: Box<I>) => b.item.str.trim() !== ""
 
+/** Appends `xs` to `into` in a loop (`push(...xs)` throws a RangeError past about 120,000 elements). */
+const append = <T>(into: Array<T>, xs: ReadonlyArray<T>): void => {
+  for (const x of xs) into.push(x)
+}
+
 /** The table of a grid, and the boxes it takes; undefined when it holds too little text. */
 const gridTable = <I extends PositionedItem>(grid: Grid, boxes: ReadonlyArray<Box<I>>): { table: Table; used: Set<Box<I>> } | undefined => {
   const top = grid.ys[0]!
@@ -383,7 +409,9 @@ const gridTable = <I extends PositionedItem>(grid: Grid, boxes: ReadonlyArray<Bo
     const c = slot(xs, Math.min(b.x0 + 1, (b.x0 + b.x1) / 2))
     const r = grid.ys.length - 2 - slot(ysUp, b.base + b.h * 0.3)
     if (c < 0 || r < 0 || r >= grid.ys.length - 1) continue
-    cells.set(`${r},${c}`, [...(cells.get(`${r},${c}`) ?? []), b])
+    const cell = cells.get(`${r},${c}`)
+    if (cell) cell.push(b)
+    else cells.set(`${r},${c}`, [b])
   }
   const boxGrid = Array.from({ length: grid.ys.length - 1 }, (_, r) => Array.from({ length: xs.length - 1 }, (_, c) => cells.get(`${r},${c}`) ?? []))
   const rows = logicalOrder(compact(
@@ -467,7 +495,7 @@ const wraps = <I extends PositionedItem>(cells: ReadonlyArray<ReadonlyArray<Box<
 
 /** The width of each column's widest line of text. */
 const columnWidths = <I extends PositionedItem>(grid: ReadonlyArray<ReadonlyArray<ReadonlyArray<Box<I>>>>): Array<number> =>
-  (grid[0] ?? []).map((_, c) => Math.max(0, ...grid.flatMap((row) => cellLines(row[c] ?? []).map((l) => l.x1 - l.x0))))
+  (grid[0] ?? []).map((_, c) => Math.max(0, maxOf(grid.flatMap((row) => cellLines(row[c] ?? []).map((l) => l.x1 - l.x0)))))
 
 /**
  * Whether a line of an unruled table goes on with a word the line above broke for lack of room
@@ -515,7 +543,7 @@ const unruledRows = <I extends PositionedItem>(lines: ReadonlyArray<Line<I>>, cu
   const widths = columnWidths(grid)
   for (const cells of grid) {
     const prev = rows[rows.length - 1]
-    if (prev && last && (wraps(cells, last) || brokenWord(cells, last, widths))) cells.forEach((c, k) => prev[k]!.push(...c))
+    if (prev && last && (wraps(cells, last) || brokenWord(cells, last, widths))) cells.forEach((c, k) => append(prev[k]!, c))
     else rows.push(cells.map((c) => [...c]))
     last = cells
   }
@@ -594,8 +622,7 @@ const once = <I extends PositionedItem>(items: ReadonlyArray<I>): Array<I> => {
 
 /** The tables of a page and the items they do not take. */
 export const findTables = <I extends PositionedItem>(items: ReadonlyArray<I>, rules: ReadonlyArray<Rule>): { tables: Array<Table>; rest: Array<I> } => {
-  const upright = (i: I) => Math.abs(i.transform[1] ?? 0) < 1e-6 && Math.abs(i.transform[2] ?? 0) < 1e-6
-  let boxes = items.filter(upright).map(boxOf)
+  let boxes = items.filter(isUpright).map(boxOf)
   const tables: Array<Table> = []
   const taken = new Set<I>()
   for (const g of rules.length > 4000 ? [] : groups(rules)) {

@@ -91,6 +91,16 @@ const pageText = (items: ReadonlyArray<TextItem>): string =>
     .replace(/(\p{Ll})-\n(\p{Ll})/gu, "$1$2")
 
 /**
+ * An item whose Arabic lam-alef ligatures after the article's alef are in their letters' order
+ * again. A font maps the ligature's one glyph to its two letters ("لأ"), and pdf.js reverses
+ * them with the rest of the right-to-left run ("أل"): "الأول" comes out "األول". An alef is
+ * never followed by a second alef in Arabic, so alef, alef (any form), lam is the article's
+ * alef followed by a reversed ligature ("األول" → "الأول", "واالقتصادية" → "والاقتصادية").
+ */
+export const lamAlef = <I extends TextItem>(item: I): I =>
+  /\u0627[\u0622\u0623\u0625\u0627]\u0644/.test(item.str) ? { ...item, str: item.str.replace(/\u0627([\u0622\u0623\u0625\u0627])\u0644/g, "\u0627\u0644$1") } : item
+
+/**
  * Whether any two lines of the page have a gap of a line height between two items: a table may
  * be there. Items are taken by position (a table's cells are often written cell by cell, so two
  * items of a row are seldom next to each other in the content stream).
@@ -335,7 +345,7 @@ export const extractPdf = async (data: Uint8Array, options: ExtractOptions): Pro
       let rendered: string | undefined
       try {
         const content = await page.getTextContent()
-        const items = content.items.filter((i): i is TextItem & typeof i => "str" in i)
+        const items = content.items.filter((i): i is TextItem & typeof i => "str" in i).map(lamAlef)
         // a fillable form's boxes are not tables: its pages are read as text
         parts = isForm ? [{ kind: "text", items }] : pageParts(items, await pageRules(page, lib, items))
         text = rendered = partsText(parts)
