@@ -205,7 +205,12 @@ export interface Options {
    * delete and one marker upsert: few large writes are what the store is fastest at.
    */
   readonly batchDocuments?: number | undefined
-  /** Longest time a document waits for its batch to fill (default 1 second). */
+  /**
+   * Longest time, in milliseconds, a document waits for its batch to fill (default 5 seconds).
+   * Each batch costs a few store writes whatever its size, so a short window on a loaded
+   * machine (documents prepared slowly) means many small batches and more CPU for the same
+   * documents. The last batch of a run is written as soon as the sources are exhausted.
+   */
   readonly batchWindow?: number | undefined
   /**
    * Longest time reading one file may take (default 120 seconds, as the local engine's
@@ -376,7 +381,7 @@ const settingsOf = (options: Options): Settings => {
     extractConcurrency,
     embedConcurrency: Math.max(1, options.concurrency?.embed ?? 1),
     batchDocuments: Math.max(1, options.batchDocuments ?? 512),
-    batchWindow: Math.max(1, options.batchWindow ?? 1000),
+    batchWindow: Math.max(1, options.batchWindow ?? 5000),
     embedder: options.embedder
   }
 }

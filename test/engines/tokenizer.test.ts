@@ -35,6 +35,25 @@ describe("tokenizer", () => {
     })
   }
 
+  it("piece by piece with its memo: the same counts as tiktoken on random texts of whitespace, letters, digits, marks and symbols", async () => {
+    // a fixed pseudo-random sequence (no Math.random: the same texts every run)
+    let seed = 20261127
+    const next = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31
+      return seed % n
+    }
+    const alphabet = [" ", " ", "  ", "\n", "\r\n", "\t", "\n\n", "a", "Bc", "the", "'s", "'LL", "'", "9", "12345", ".", "/", "--", "é", "ß", "日本", "🎉", "\u00a0", "x\u0301", "<|endoftext|>"]
+    const texts = Array.from({ length: 400 }, () => Array.from({ length: 1 + next(24) }, () => alphabet[next(alphabet.length)]).join(""))
+    for (const [encoding, ranks] of [["cl100k_base", cl100k], ["o200k_base", o200k]] as const) {
+      const tok = await tiktoken(encoding)
+      const reference = new Tiktoken(ranks)
+      // twice: the second pass counts from the memo
+      for (let pass = 0; pass < 2; pass++) {
+        for (const text of texts) expect(tok.count(text), `${encoding} ${JSON.stringify(text)}`).toBe(reference.encode(text, [], []).length)
+      }
+    }
+  })
+
   it("a run without whitespace longer than maxRunChars is counted in slices (bounded work, a close count)", async () => {
     const tok = await tiktoken("cl100k_base")
     const reference = new Tiktoken(cl100k)

@@ -24,15 +24,42 @@ const codePoints = (s: string): number => {
 const firstHeading = (text: string): string | undefined =>
   /^#{1,6}\s+(.+)$/m.exec(text)?.[1]?.trim()
 
-const firstParagraph = (text: string): string | undefined => {
-  for (const part of text.split(/\n\s*\n/)) {
-    const p = part.replace(/\s+/g, " ").trim()
-    if (p.length > 0 && !p.startsWith("#") && !p.startsWith("|")) return p
+/** The longest clip of a title or description (see {@link collapsed}). */
+const maxClip = 300
+
+/** Paragraph breaks: a line break, whitespace, a line break. */
+const paragraphBreak = /\n\s*\n/g
+
+/** Characters of a paragraph's start whose whitespace is collapsed when it is long (see {@link collapsed}). */
+const headChars = 4096
+
+/**
+ * `part` with its whitespace runs as one space, trimmed; of a long part, its start only, when
+ * that start still has more code points than any clip of it keeps (so `clip` of either is the
+ * same): a document's first paragraph may be the whole document.
+ */
+const collapsed = (part: string): string => {
+  if (part.length > headChars) {
+    const head = part.slice(0, headChars).replace(/\s+/g, " ").trimStart()
+    if (codePoints(head) > maxClip + 2) return head
   }
-  return undefined
+  return part.replace(/\s+/g, " ").trim()
 }
 
-/** `s` cut to `n` characters (code points) with an ellipsis; `s` itself when it fits. */
+/** The first paragraph that is not a heading or a table, whitespace collapsed (its start only when long: see {@link collapsed}). */
+const firstParagraph = (text: string): string | undefined => {
+  paragraphBreak.lastIndex = 0
+  let from = 0
+  for (;;) {
+    const m = paragraphBreak.exec(text)
+    const p = collapsed(text.slice(from, m === null ? text.length : m.index))
+    if (p.length > 0 && !p.startsWith("#") && !p.startsWith("|")) return p
+    if (m === null) return undefined
+    from = m.index + m[0].length
+  }
+}
+
+/** `s` cut to `n` characters (code points, `n` ≤ {@link maxClip}) with an ellipsis; `s` itself when it fits. */
 const clip = (s: string, n: number) => {
   if (s.length <= n) return s // n UTF-16 units are at most n code points
   let kept = ""
@@ -96,11 +123,13 @@ export const standardResult = (
 
 /** The document's metadata: title, description (clipped), language, and the format's own properties. */
 const documentMetadata = (doc: Extracted, text: string) => {
-  const title = doc.title ?? firstHeading(text) ?? firstParagraph(text)
-  const description = doc.description ?? firstParagraph(text)
+  let first: { readonly p: string | undefined } | undefined
+  const paragraph = () => (first ??= { p: firstParagraph(text) }).p
+  const title = doc.title ?? firstHeading(text) ?? paragraph()
+  const description = doc.description ?? paragraph()
   return {
     title: title ? clip(title, 200) : "",
-    description: description ? clip(description, 300) : "",
+    description: description ? clip(description, maxClip) : "",
     language: detectLanguage(text),
     ...(doc.metadata ? { properties: { ...doc.metadata } } : {})
   }
