@@ -52,27 +52,26 @@ export const listDocuments = (t: LanceTable, options: ScopeOptions = {}): Effect
       .map(([documentId, chunks]): DocumentEntry => ({ documentId, chunks }))
   }))
 
+/** The rows a predicate matches (every row: undefined), as hits of score 0 in id order. */
+const hitsWhere = (t: LanceTable, op: string, predicate: string | undefined): Effect.Effect<Array<Hit>, VectorStoreError> =>
+  Effect.map(
+    t.attempt(op, () => {
+      let q = t.table.query().select([...hitColumns])
+      if (predicate !== undefined) q = q.where(predicate)
+      return q.toArray() as Promise<Array<Record<string, unknown>>>
+    }),
+    (rows) => rows.map((r) => toHit(r, 0)).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+  )
+
 /** The rows of these ids in the scope, as hits of score 0 in id order (the `id` BTREE serves it once built). */
 export const get = (t: LanceTable, ids: ReadonlyArray<string>, options: ScopeOptions = {}): Effect.Effect<Array<Hit>, VectorStoreError> =>
   Effect.gen(function*() {
     if (ids.length === 0) return []
     const scope = yield* t.where(undefined, options.scope)
     const byId = Filters.toSql({ _tag: "In", field: "__id", values: [...new Set(ids)] })
-    const rows = yield* t.attempt("get", () =>
-      t.table.query().where(scope === undefined ? byId : `(${byId} AND ${scope})`).select([...hitColumns]).toArray() as Promise<
-        Array<Record<string, unknown>>
-      >)
-    return rows.map((r) => toHit(r, 0)).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    return yield* hitsWhere(t, "get", scope === undefined ? byId : `(${byId} AND ${scope})`)
   })
 
 /** Every row a filter and scope match, as hits of score 0 in id order. */
 export const scan = (t: LanceTable, filter?: Filter, options: ScopeOptions = {}): Effect.Effect<Array<Hit>, VectorStoreError> =>
-  Effect.gen(function*() {
-    const predicate = yield* t.where(filter, options.scope)
-    const rows = yield* t.attempt("scan", () => {
-      let q = t.table.query().select([...hitColumns])
-      if (predicate !== undefined) q = q.where(predicate)
-      return q.toArray() as Promise<Array<Record<string, unknown>>>
-    })
-    return rows.map((r) => toHit(r, 0)).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-  })
+  Effect.flatMap(t.where(filter, options.scope), (predicate) => hitsWhere(t, "scan", predicate))

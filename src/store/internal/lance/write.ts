@@ -81,8 +81,8 @@ export class Writer {
       const idsSql = Filters.toSql({ _tag: "In", field: "__id", values: rows.map((r) => r["id"] as string) })
       // A batch of ids the table does not hold yet (a first ingest, new documents) is appended:
       // a merge-insert joins the batch against the `id` of every row, a cost that grows with the
-      // table (measured: 5,000 new documents into a 50,000-document collection, write stage 10.1 s
-      // against 3.8 s into an empty one).
+      // table (measured, 512 new rows: 62-159 ms CPU at 54,116 rows and 132-271 ms at 324,696,
+      // an append 31-72 and 46-63 ms; benchmarks/README.md, "Scale").
       const held = yield* t.attempt("countRows", () => t.table.countRows(idsSql))
       const result: { readonly numInsertedRows: number; readonly numUpdatedRows: number } = held === 0
         ? yield* this.locked(t.write("add", () => t.table.add(data).then(() => ({ numInsertedRows: rows.length, numUpdatedRows: 0 }))))
