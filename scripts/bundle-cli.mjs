@@ -1,0 +1,113 @@
+#!/usr/bin/env node
+// The command line as a few bundled ES modules (`npm run build`, after `tsc`): dist/cli/main.js
+// and what it loads of `effect` and `@effect/*` become dist/bundle/effect-rag.js plus one chunk
+// per lazily loaded command part (`import()` kept, code splitting), with linked source maps that
+// lead back to src/ (through tsc's maps). bin/effect-rag.js runs it.
+//
+// Why: Node loads each ES module file on its own (open, read, compile, resolve); the unbundled CLI
+// loads ~690 of them for one `query`, 239 of them fast-check and pure-rand that effect/Schema
+// imports statically and the CLI never calls. The bundle is a handful of files and tree-shaking
+// drops what is not reachable. Figures: benchmarks/README.md ("Start-up").
+//
+// Only our own code (dist/) and the Effect packages are bundled. Every other package stays an
+// `import`/`require` of node_modules: the native ones (@lancedb/lancedb, @napi-rs/canvas), the
+// one whose values cross into a native one (apache-arrow), the optional ones (never bundled: they
+// may be absent), and the rest, loaded lazily or small. The library entry points (`exports`) stay
+// the unbundled tsc output.
+//
+// `import.meta.url` in a bundled module of dist/ is rewritten to that module's own URL in dist/
+// (relative to the chunk, so the package may be installed anywhere): files found beside a module
+// (the extraction process's worker.js, the playground's script, package.json by walking up,
+// `createRequire`) are found where they were.
+//
+//   node scripts/bundle-cli.mjs [--metafile FILE]
+import { build } from "esbuild"
+import { readFile, rm, writeFile } from "node:fs/promises"
+import { dirname, join, relative, resolve, sep } from "node:path"
+import { parseArgs } from "node:util"
+
+const repo = resolve(dirname(new URL(import.meta.url).pathname), "..")
+const dist = join(repo, "dist")
+const outdir = join(dist, "bundle")
+const { values: args } = parseArgs({ options: { metafile: { type: "string" } } })
+
+/**
+ * The packages bundled into the CLI: the Effect family, and the pure-JavaScript packages they
+ * import (found at build time from where the Effect packages are, so they need not be hoisted
+ * beside effect-rag in a consumer's node_modules; ws's optional native helpers stay external).
+ */
+const bundled = new Set([
+  "effect",
+  "@effect/cli",
+  "@effect/platform",
+  "@effect/platform-node",
+  "@effect/platform-node-shared",
+  "@effect/printer",
+  "@effect/printer-ansi",
+  "@effect/typeclass",
+  "fast-check",
+  "pure-rand",
+  "find-my-way-ts",
+  "ini",
+  "mime",
+  "multipasta",
+  "toml",
+  "ws",
+  "yaml"
+])
+
+/** `@scope/name/sub` → `@scope/name`; `name/sub` → `name`. */
+const packageOf = (specifier) => specifier.split("/").slice(0, specifier.startsWith("@") ? 2 : 1).join("/")
+
+/** Keeps every bare import outside {@link bundled} external (as written). */
+const externals = {
+  name: "externals",
+  setup(b) {
+    b.onResolve({ filter: /^[^./]/ }, (a) => {
+      if (a.path.startsWith("node:")) return { path: a.path, external: true }
+      return bundled.has(packageOf(a.path)) ? undefined : { path: a.path, external: true }
+    })
+  }
+}
+
+/** `import.meta.url` of a module of dist/ → its own URL, relative to the chunk it lands in. */
+const ownUrl = {
+  name: "own-import-meta-url",
+  setup(b) {
+    b.onLoad({ filter: /\.js$/ }, async (a) => {
+      if (!a.path.startsWith(dist + sep)) return undefined
+      const text = await readFile(a.path, "utf8")
+      if (!text.includes("import.meta.url")) return undefined
+      const rel = relative(outdir, a.path).split(sep).join("/")
+      return {
+        contents: text.replaceAll("import.meta.url", `new URL(${JSON.stringify(rel)}, import.meta.url).href`),
+        loader: "js",
+        resolveDir: dirname(a.path)
+      }
+    })
+  }
+}
+
+await rm(outdir, { recursive: true, force: true })
+const result = await build({
+  entryPoints: { "effect-rag": join(dist, "cli", "main.js") },
+  outdir,
+  bundle: true,
+  splitting: true,
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  sourcemap: "linked",
+  sourcesContent: false,
+  chunkNames: "chunk-[hash]",
+  // a bundled CommonJS module (none today) would need `require`
+  banner: { js: `import { createRequire as __cr } from "node:module"; const require = __cr(import.meta.url);` },
+  plugins: [externals, ownUrl],
+  metafile: true,
+  logLevel: "warning",
+  logOverride: { "unsupported-dynamic-import": "silent" }
+})
+if (args.metafile) await writeFile(args.metafile, JSON.stringify(result.metafile))
+const outputs = Object.entries(result.metafile.outputs).filter(([f]) => f.endsWith(".js"))
+const bytes = outputs.reduce((n, [, o]) => n + o.bytes, 0)
+console.log(`bundled the CLI: ${outputs.length} files, ${(bytes / 1024).toFixed(0)} KiB in ${relative(repo, outdir)}`)
