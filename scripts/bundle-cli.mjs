@@ -28,8 +28,10 @@ import { parseArgs } from "node:util"
 
 const repo = resolve(dirname(new URL(import.meta.url).pathname), "..")
 const dist = join(repo, "dist")
-const outdir = join(dist, "bundle")
-const { values: args } = parseArgs({ options: { metafile: { type: "string" } } })
+const { values: args } = parseArgs({
+  options: { metafile: { type: "string" }, outdir: { type: "string" }, minify: { type: "boolean" }, "no-splitting": { type: "boolean" } }
+})
+const outdir = resolve(args.outdir ?? join(dist, "bundle"))
 
 /**
  * The packages bundled into the CLI: the Effect family, and the pure-JavaScript packages they
@@ -48,12 +50,9 @@ const bundled = new Set([
   "fast-check",
   "pure-rand",
   "find-my-way-ts",
-  "ini",
   "mime",
   "multipasta",
-  "toml",
-  "ws",
-  "yaml"
+  "ws"
 ])
 
 /** `@scope/name/sub` → `@scope/name`; `name/sub` → `name`. */
@@ -67,6 +66,47 @@ const externals = {
       if (a.path.startsWith("node:")) return { path: a.path, external: true }
       return bundled.has(packageOf(a.path)) ? undefined : { path: a.path, external: true }
     })
+  }
+}
+
+/**
+ * Two edits to modules of the Effect packages, each checked (the build fails when the text is
+ * not found, e.g. after an update), each keeping the behaviour and dropping code the CLI loads at
+ * every start and never runs:
+ * - @effect/cli's file-option parsers import yaml, toml and ini statically (400 KiB, a fifth of
+ *   what `--help` loaded); no option of ours reads a file through them: each is now required
+ *   when a parser first runs.
+ * - effect/Schema's one direct call into fast-check (the arbitrary of a non-empty chunk) goes
+ *   through the `fc` it is given (the same module), so tree-shaking drops fast-check (90 KiB).
+ */
+const patches = [
+  {
+    file: /[\\/]@effect[\\/]cli[\\/]dist[\\/]esm[\\/]internal[\\/]files\.js$/,
+    edits: [
+      ['import * as Ini from "ini";', 'const Ini = { parse: (c) => require("ini").parse(c) };'],
+      ['import * as Toml from "toml";', 'const Toml = { parse: (c) => require("toml").parse(c) };'],
+      ['import * as Yaml from "yaml";', 'const Yaml = { parse: (c) => require("yaml").parse(c) };']
+    ]
+  },
+  {
+    file: /[\\/]effect[\\/]dist[\\/]esm[\\/]Schema\.js$/,
+    edits: [["const nonEmptyChunkArbitrary = item => fc => fastCheck_.array(", "const nonEmptyChunkArbitrary = item => fc => fc.array("]]
+  }
+]
+
+const patched = {
+  name: "patches",
+  setup(b) {
+    for (const { file, edits } of patches) {
+      b.onLoad({ filter: file }, async (a) => {
+        let text = await readFile(a.path, "utf8")
+        for (const [from, to] of edits) {
+          if (!text.includes(from)) throw new Error(`${a.path}: \`${from}\` not found (update scripts/bundle-cli.mjs)`)
+          text = text.replace(from, to)
+        }
+        return { contents: text, loader: "js", resolveDir: dirname(a.path) }
+      })
+    }
   }
 }
 
@@ -93,7 +133,9 @@ const result = await build({
   entryPoints: { "effect-rag": join(dist, "cli", "main.js") },
   outdir,
   bundle: true,
-  splitting: true,
+  splitting: !args["no-splitting"],
+  minifyWhitespace: args.minify === true,
+  minifySyntax: args.minify === true,
   format: "esm",
   platform: "node",
   target: "node20",
@@ -102,7 +144,7 @@ const result = await build({
   chunkNames: "chunk-[hash]",
   // a bundled CommonJS module (none today) would need `require`
   banner: { js: `import { createRequire as __cr } from "node:module"; const require = __cr(import.meta.url);` },
-  plugins: [externals, ownUrl],
+  plugins: [externals, patched, ownUrl],
   metafile: true,
   logLevel: "warning",
   logOverride: { "unsupported-dynamic-import": "silent" }
