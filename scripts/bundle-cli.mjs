@@ -20,13 +20,16 @@
 // (the extraction process's worker.js, the playground's script, package.json by walking up,
 // `createRequire`) are found where they were.
 //
-//   node scripts/bundle-cli.mjs [--metafile FILE]
+//   node scripts/bundle-cli.mjs [--metafile FILE] [--outdir DIR] [--minify] [--no-splitting]
+//
+// (--outdir, --minify and --no-splitting are for measuring variants; npm run build uses none.)
 import { build } from "esbuild"
 import { readFile, rm, writeFile } from "node:fs/promises"
 import { dirname, join, relative, resolve, sep } from "node:path"
+import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 
-const repo = resolve(dirname(new URL(import.meta.url).pathname), "..")
+const repo = resolve(dirname(fileURLToPath(import.meta.url)), "..")
 const dist = join(repo, "dist")
 const { values: args } = parseArgs({
   options: { metafile: { type: "string" }, outdir: { type: "string" }, minify: { type: "boolean" }, "no-splitting": { type: "boolean" } }
@@ -142,7 +145,8 @@ const result = await build({
   sourcemap: "linked",
   sourcesContent: false,
   chunkNames: "chunk-[hash]",
-  // a bundled CommonJS module (none today) would need `require`
+  // `require` for the bundled CommonJS (ws: its Node built-ins and optional native helpers) and
+  // @effect/cli's parsers' yaml/toml/ini, resolved from the chunk's place in the package
   banner: { js: `import { createRequire as __cr } from "node:module"; const require = __cr(import.meta.url);` },
   plugins: [externals, patched, ownUrl],
   metafile: true,
