@@ -6,7 +6,7 @@ set -u
 cd "$(dirname "$0")/.."
 SHARED="${EFFECT_RAG_SHARED:-../shared}"
 # the command line runs from dist/: build it on a fresh clone
-[ -f dist/cli/main.js ] || npm run build >/dev/null || exit 1
+[ -f dist/bundle/effect-rag.js ] || npm run build >/dev/null || exit 1
 node bin/effect-rag.js ingest "$SHARED/fixtures/docs"
 status=$?
 # Exit status 3 means "partial": the fixtures include encrypted and corrupt files on purpose.

@@ -156,16 +156,20 @@ export const benchEnv = Object.fromEntries(
   Object.entries(process.env).filter(([k]) => !k.startsWith("EFFECT_RAG_") || k === "EFFECT_RAG_SHARED")
 )
 
-/** Builds `dist/` when a source file is newer than the CLI entry (the benchmark runs the built CLI). */
+/**
+ * Builds `dist/` and the CLI bundle when a source file is newer than the bundle's entry (the
+ * benchmark runs the built CLI, `bin/effect-rag.js` over `dist/bundle/`).
+ */
 export const ensureBuilt = () => {
-  const entry = join(packageRoot(), "dist", "cli", "main.js")
+  const entry = join(packageRoot(), "dist", "bundle", "effect-rag.js")
   const newest = (dir: string): number =>
     readdirSync(dir, { withFileTypes: true }).reduce((m, e) => {
       const p = join(dir, e.name)
       return Math.max(m, e.isDirectory() ? newest(p) : statSync(p).mtimeMs)
     }, 0)
   if (existsSync(entry) && statSync(entry).mtimeMs >= newest(join(packageRoot(), "src"))) return
-  console.log("building dist/ (npm run build) ...")
+  console.log("building dist/ and the CLI bundle (tsc, scripts/bundle-cli.mjs) ...")
   execFileSync(process.execPath, [join(packageRoot(), "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json"], { cwd: packageRoot(), stdio: "inherit" })
+  execFileSync(process.execPath, [join(packageRoot(), "scripts", "bundle-cli.mjs")], { cwd: packageRoot(), stdio: "inherit" })
 }
 
