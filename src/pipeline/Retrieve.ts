@@ -13,7 +13,7 @@
  *   collection's `termCounts` when it has them (the LanceDB adapter's in-memory engine), else
  *   from analysing their texts. On a collection with `textCandidates` (the LanceDB adapter above
  *   its `textCandidateRows`), the index is searched once, for the query's best
- *   `feedbackDepth` chunks (default 30), and both passes rank those candidates in memory with
+ *   `feedbackDepth` chunks (default 25), and both passes rank those candidates in memory with
  *   the collection's BM25 statistics: no second search of ~40 weighted clauses.
  *
  * Access: `scope` (a `ReadScope`, default every chunk) goes with every store read of the path —
@@ -87,7 +87,7 @@ export interface FullTextOptions {
  * @since 0.1.0
  * @category constants
  */
-export const defaultFeedbackDepth = 30
+export const defaultFeedbackDepth = 25
 
 /**
  * The full-text settings used when none are given (chosen on SciFact, checked on a second collection).
