@@ -70,8 +70,9 @@ export class CandidateEngine {
 interface Analysed {
   /** `content`'s terms (title + text) with their counts. */
   readonly content: Map<string, number>
-  /** `content`'s kept words (no stop word, none too long) in order: the first word giving each term, on demand. */
+  /** `content`'s kept words (no stop word, none too long) and their terms, in order: the first word giving each term, on demand. */
   readonly kept: ReadonlyArray<string>
+  readonly keptTerms: ReadonlyArray<string>
   readonly contentLength: number
   /** undefined: no title (not in the title field, as LanceDB indexes no null). */
   readonly title: Map<string, number> | undefined
@@ -82,13 +83,15 @@ interface Analysed {
 const tally = (text: string) => {
   const counts = new Map<string, number>()
   const kept: Array<string> = []
+  const keptTerms: Array<string> = []
   for (const w of words(text)) {
     if (w.length > 40 || stopWords.has(w)) continue
     const t = stem(w)
     counts.set(t, (counts.get(t) ?? 0) + 1)
     kept.push(w)
+    keptTerms.push(t)
   }
-  return { counts, kept }
+  return { counts, kept, keptTerms }
 }
 
 const analyse = (r: Record<string, unknown>): Analysed => {
@@ -99,6 +102,7 @@ const analyse = (r: Record<string, unknown>): Analysed => {
   return {
     content: content.counts,
     kept: content.kept,
+    keptTerms: content.keptTerms,
     contentLength: content.kept.length,
     title: titleTerms?.counts,
     titleLength: titleTerms?.kept.length ?? 0
@@ -108,10 +112,9 @@ const analyse = (r: Record<string, unknown>): Analysed => {
 /** The first word giving each term of a candidate (only the feedback hits' are asked for). */
 const surfaceOf = (d: Analysed): Map<string, string> => {
   const surface = new Map<string, string>()
-  for (const w of d.kept) {
-    const t = stem(w)
-    if (!surface.has(t)) surface.set(t, w)
-  }
+  d.keptTerms.forEach((t, i) => {
+    if (!surface.has(t)) surface.set(t, d.kept[i]!)
+  })
   return surface
 }
 
