@@ -20,7 +20,7 @@
  *   second weighted search of the index);
  * - `fulltext-candidates`: the defaults through a handle with `memoryIndexRows: 0,
  *   textCandidateRows: 0` (what collections above 20,000 rows use: one index search for the
- *   query's best 30 chunks, both passes ranked in memory with the persisted term statistics);
+ *   query's best 25 chunks, both passes ranked in memory with the persisted term statistics);
  * - `postgres-plain`, `postgres-fulltext`: the same two modes on the Postgres store
  *   (`PostgresStore`), its collection filled with the LanceDB table's rows: a real server at
  *   `--postgres URL` (or `$EFFECT_RAG_BENCH_POSTGRES`), else one started for the run: PGlite +

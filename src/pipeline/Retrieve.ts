@@ -13,7 +13,7 @@
  *   collection's `termCounts` when it has them (the LanceDB adapter's in-memory engine), else
  *   from analysing their texts. On a collection with `textCandidates` (the LanceDB adapter above
  *   its `textCandidateRows`), the index is searched once, for the query's best
- *   `feedbackDepth` chunks (default 30), and both passes rank those candidates in memory with
+ *   `feedbackDepth` chunks (default 25), and both passes rank those candidates in memory with
  *   the collection's BM25 statistics: no second search of ~40 weighted clauses.
  *
  * Access: `scope` (a `ReadScope`, default every chunk) goes with every store read of the path —
@@ -87,7 +87,7 @@ export interface FullTextOptions {
  * @since 0.1.0
  * @category constants
  */
-export const defaultFeedbackDepth = 30
+export const defaultFeedbackDepth = 25
 
 /**
  * The full-text settings used when none are given (chosen on SciFact, checked on a second collection).
@@ -181,15 +181,9 @@ export const feedbackQuery = (
   const weights = top.map((h) => Math.exp(h.score - max))
   const z = weights.reduce((a, b) => a + b, 0) || 1
   const rel = new Map<string, number>()
-  const surface = new Map<string, Map<string, number>>()
-  top.forEach((h, i) => {
-    const { counts, length, words: wordOf } = analysed[i] ?? termCounts(h)
+  const docs = top.map((h, i) => analysed[i] ?? termCounts(h))
+  docs.forEach(({ counts, length }, i) => {
     if (length === 0) return
-    for (const [term, c] of counts) {
-      const s = surface.get(term) ?? new Map<string, number>()
-      s.set(wordOf.get(term)!, (s.get(wordOf.get(term)!) ?? 0) + c)
-      surface.set(term, s)
-    }
     for (const [term, c] of counts) {
       // numbers make poor expansion words (years, counts, table values)
       if (/^\p{N}+$/u.test(term)) continue
@@ -197,6 +191,17 @@ export const feedbackQuery = (
     }
   })
   const expansion = [...rel.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, fb.terms)
+  // the words giving each expansion term, with their counts over the hits (only these terms')
+  const surface = new Map<string, Map<string, number>>(expansion.map(([term]) => [term, new Map<string, number>()]))
+  for (const { counts, length, words: wordOf } of docs) {
+    if (length === 0) continue
+    for (const [term, s] of surface) {
+      const c = counts.get(term)
+      if (c === undefined) continue
+      const w = wordOf.get(term)!
+      s.set(w, (s.get(w) ?? 0) + c)
+    }
+  }
   const ez = expansion.reduce((a, [, v]) => a + v, 0) || 1
   const weightOf = new Map<string, { word: string; weight: number }>()
   for (const t of original) {

@@ -293,6 +293,7 @@ const makeCollection = (
   const writer = new Writer(t, upkeep)
   const memory = new MemoryEngine(t)
   const candidates = new CandidateEngine(t, statsTable(connection, spec.name))
+  const wrote = Effect.sync(() => candidates.stats.wrote())
 
   const searchText = (query: TextQuery, options: TextSearchOptions = {}) =>
     Effect.gen(function*() {
@@ -307,9 +308,10 @@ const makeCollection = (
 
   return {
     spec,
-    upsert: (chunks) => writer.upsert(chunks),
-    deleteDocuments: (ids) => writer.deleteDocuments(ids),
-    deleteWhere: (filter) => writer.deleteWhere(filter),
+    // this handle's writes make the candidate path ask the table's row count again at once
+    upsert: (chunks) => Effect.ensuring(writer.upsert(chunks), wrote),
+    deleteDocuments: (ids) => Effect.ensuring(writer.deleteDocuments(ids), wrote),
+    deleteWhere: (filter) => Effect.ensuring(writer.deleteWhere(filter), wrote),
     searchText,
     searchVector,
     searchHybrid: Fusion.hybridSearch(searchText, searchVector),

@@ -422,7 +422,7 @@ export interface TermCounts {
 export interface CandidateOptions extends ScopeOptions {
   /** Only chunks matching the filter. */
   readonly filter?: Filter | undefined
-  /** How many of the query's best chunks (plain BM25 over title + text) to take (default 30). */
+  /** How many of the query's best chunks (plain BM25 over title + text) to take (default 25). */
   readonly depth?: number | undefined
 }
 

@@ -16,6 +16,7 @@ import { afterAll } from "vitest"
 import { sharedPath } from "../../src/internal/shared.js"
 import * as Retrieve from "../../src/pipeline/Retrieve.js"
 import * as LanceDbStore from "../../src/store/LanceDbStore.js"
+import { versionRecheckMs } from "../../src/store/internal/lance/stats.js"
 import { terms } from "../../src/store/TextAnalysis.js"
 import { type Chunk, type Collection, Filter, ReadScope, VectorStore } from "../../src/store/VectorStore.js"
 
@@ -186,5 +187,36 @@ describe("RM3 over a first pass's candidates (LanceDB above the candidate bound)
       const names = yield* Effect.promise(() => store.connection.tableNames())
       expect(names).not.toContain("churn")
       expect(names).not.toContain("churn.terms")
+    })), 60_000)
+
+  it.live("sees another handle's writes once it asks the table's version again (at most a second later)", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const reader = Context.get(yield* Layer.build(storeAt(0)), LanceDbStore.LanceDbStore)
+      const writer = Context.get(yield* Layer.build(storeAt(0)), LanceDbStore.LanceDbStore)
+      const c = yield* writer.collection({ name: "other", fields: { part: "string" } })
+      const docs = abstracts.slice(0, 200)
+      yield* c.upsert(docs)
+      yield* c.optimize()
+      const rowsInSide = () =>
+        Effect.promise(async () => {
+          const t = await reader.connection.openTable("other.terms")
+          const rows = await t.query().where(`term = ' rows'`).toArray()
+          return Number(rows[0]?.["content"])
+        })
+      const r = yield* reader.open("other")
+      const query = claims[1]!
+      const before = yield* Retrieve.retrieve(r, query, { limit: 10 })
+      expect(before.length).toBe(10)
+      expect(yield* rowsInSide()).toBe(200)
+      // the other handle (as another process) deletes half the rows: the reader's count moved by
+      // more than a tenth once it asks the table's version again, and it draws a new sample
+      yield* c.deleteDocuments(docs.slice(0, 100).map((d) => d.documentId))
+      yield* Effect.sleep(versionRecheckMs + 100)
+      const after = yield* Retrieve.retrieve(r, query, { limit: 10 })
+      expect(yield* rowsInSide()).toBe(100)
+      const left = new Set(docs.slice(100).map((d) => d.documentId))
+      expect(after.length).toBeGreaterThan(0)
+      expect(after.every((h) => left.has(h.documentId))).toBe(true)
+      yield* writer.drop("other")
     })), 60_000)
 })

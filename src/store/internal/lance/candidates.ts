@@ -18,7 +18,7 @@ import { type StatsTableAccess, type StatsView, TermStats } from "./stats.js"
 import type { LanceTable } from "./table.js"
 
 /** First-pass candidates when the caller names no depth. */
-export const defaultDepth = 30
+export const defaultDepth = 25
 
 const scoredColumns = [...hitColumns, "_score"]
 
@@ -68,31 +68,30 @@ export class CandidateEngine {
 
 /** One candidate's analysed fields. */
 interface Analysed {
-  /** `content`'s terms (title + text) with their counts, and the first word giving each (for `termCounts`). */
+  /** `content`'s terms (title + text) with their counts. */
   readonly content: Map<string, number>
-  readonly surface: Map<string, string>
+  /** `content`'s kept words (no stop word, none too long) and their terms, in order: the first word giving each term, on demand. */
+  readonly kept: ReadonlyArray<string>
+  readonly keptTerms: ReadonlyArray<string>
   readonly contentLength: number
   /** undefined: no title (not in the title field, as LanceDB indexes no null). */
   readonly title: Map<string, number> | undefined
   readonly titleLength: number
 }
 
-/** A text's analysed terms in one pass: counts, first word of each, number of terms (as `terms`). */
+/** A text's analysed terms in one pass (as `terms`): their counts and the words kept. */
 const tally = (text: string) => {
   const counts = new Map<string, number>()
-  const surface = new Map<string, string>()
-  let length = 0
+  const kept: Array<string> = []
+  const keptTerms: Array<string> = []
   for (const w of words(text)) {
     if (w.length > 40 || stopWords.has(w)) continue
     const t = stem(w)
-    const c = counts.get(t)
-    if (c === undefined) {
-      counts.set(t, 1)
-      surface.set(t, w)
-    } else counts.set(t, c + 1)
-    length++
+    counts.set(t, (counts.get(t) ?? 0) + 1)
+    kept.push(w)
+    keptTerms.push(t)
   }
-  return { counts, surface, length }
+  return { counts, kept, keptTerms }
 }
 
 const analyse = (r: Record<string, unknown>): Analysed => {
@@ -102,11 +101,21 @@ const analyse = (r: Record<string, unknown>): Analysed => {
   const titleTerms = title === undefined ? undefined : tally(title)
   return {
     content: content.counts,
-    surface: content.surface,
-    contentLength: content.length,
+    kept: content.kept,
+    keptTerms: content.keptTerms,
+    contentLength: content.kept.length,
     title: titleTerms?.counts,
-    titleLength: titleTerms?.length ?? 0
+    titleLength: titleTerms?.kept.length ?? 0
   }
+}
+
+/** The first word giving each term of a candidate (only the feedback hits' are asked for). */
+const surfaceOf = (d: Analysed): Map<string, string> => {
+  const surface = new Map<string, string>()
+  d.keptTerms.forEach((t, i) => {
+    if (!surface.has(t)) surface.set(t, d.kept[i]!)
+  })
+  return surface
 }
 
 /** The candidates' own statistics (no collection statistics: no candidate). */
@@ -190,7 +199,7 @@ export const scorer = (rows: ReadonlyArray<Record<string, unknown>>, stats: Stat
           const row = rowOf.get(id)
           if (row === undefined) return undefined
           const d = docs[row]!
-          return { counts: d.content, words: d.surface, length: d.contentLength }
+          return { counts: d.content, words: surfaceOf(d), length: d.contentLength }
         })
       )
   }

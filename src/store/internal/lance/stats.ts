@@ -6,7 +6,8 @@
  * `sampleRows` rows spread evenly over the table, their frequencies scaled to its size. A term
  * the sample misses estimates at 0 (the scorer never takes a frequency below the term's count
  * among its candidates). A sample is good while the table's row count stays within a tenth of
- * the count it was drawn at (the row count is read again whenever the table's version changes).
+ * the count it was drawn at (the row count is read again whenever the table's version changes;
+ * the version is asked at most once a second, and at once after this handle's own writes).
  *
  * The sample's counts are persisted in a side table, `<collection>.terms` (one row per term:
  * its sampled frequency in `content` and in `title`, plus three header rows of the totals; a
@@ -170,9 +171,19 @@ interface Persisted {
  */
 export const lookupsBeforeFullRead = 8
 
+/**
+ * How long a handle takes the table's row count as current before it asks the table's version
+ * again (a LanceDB round trip per query otherwise); its own writes make it ask at once. The count
+ * only picks the search path and scales the statistics: the candidates themselves come from
+ * LanceDB's index, current on every read. The in-memory engine's `aboveBoundRecheckMs` likewise.
+ */
+export const versionRecheckMs = 1000
+
 /** The table's row count per version and the statistics of one table handle (see the module doc). */
 export class TermStats {
   private rowsAt: { readonly version: number; readonly rows: number } | undefined
+  /** When the version was last asked (`performance.now()`). */
+  private checkedAt = Number.NEGATIVE_INFINITY
   private sample: Sample | undefined
   private persisted: Persisted | undefined
   private readonly lock = Effect.unsafeMakeSemaphore(1)
@@ -183,17 +194,27 @@ export class TermStats {
     private readonly sampleSize = defaultSampleRows
   ) {}
 
-  /** The table's rows now (its version asked first; counted again when it changed). */
-  readonly rows: Effect.Effect<number, StoreError> = Effect.suspend(() =>
-    Effect.flatMap(this.t.attempt("version", () => this.t.table.version()), (version) => {
-      const known = this.rowsAt
-      if (known?.version === version) return Effect.succeed(known.rows)
+  /**
+   * The table's rows (its version asked first, at most once every `versionRecheckMs` unless this
+   * handle wrote since; counted again when the version changed).
+   */
+  readonly rows: Effect.Effect<number, StoreError> = Effect.suspend(() => {
+    const known = this.rowsAt
+    if (known !== undefined && performance.now() - this.checkedAt < versionRecheckMs) return Effect.succeed(known.rows)
+    return Effect.flatMap(this.t.attempt("version", () => this.t.table.version()), (version) => {
+      this.checkedAt = performance.now()
+      if (this.rowsAt?.version === version) return Effect.succeed(this.rowsAt.rows)
       return Effect.map(this.t.attempt("countRows", () => this.t.table.countRows()), (rows) => {
         this.rowsAt = { version, rows }
         return rows
       })
     })
-  )
+  })
+
+  /** This handle wrote: the next {@link rows} asks the table's version again. */
+  wrote(): void {
+    this.checkedAt = Number.NEGATIVE_INFINITY
+  }
 
   private readSample(tableRows: number): Effect.Effect<Sample, StoreError> {
     const { sampleSize, t } = this
