@@ -28,7 +28,10 @@
  *   Rows written after the last index update are still searched (flat), and indexes are
  *   brought up to date by `optimize()`, which the adapter runs itself after a write once
  *   `reindexAfter` rows (default 20,000) are outside the full-text index or more than
- *   `maxFragments` small fragments (default 64; each write adds one) have piled up. A handle
+ *   `maxFragments` small fragments (default 64; each write adds one) have piled up, both
+ *   thresholds growing with the table once `reindexFraction` (default 0.25) of its indexed
+ *   rows is more than `reindexAfter`: an `optimize()` rewrites the full-text index, in
+ *   proportion to the table, so at fixed thresholds a bulk load is quadratic. A handle
  *   reads that backlog from the table at its first write (index and fragment statistics, so
  *   what earlier processes left counts: a run of one-file ingests reaches the thresholds as one
  *   long-lived handle would) and counts its own writes in memory after that: later writes cost
@@ -169,6 +172,13 @@ export interface Options {
   readonly reindexAfter?: number | undefined
   /** Writes of a handle after which a write triggers `optimize()` (default 64). */
   readonly maxFragments?: number | undefined
+  /**
+   * The share of the indexed rows past which `reindexAfter` and `maxFragments` grow with the
+   * table (default 0.25: a table of 400,000 indexed rows is optimized after 100,000 more rows or
+   * 320 writes). An `optimize()` costs in proportion to the table; fixed thresholds make a bulk
+   * load's optimizes quadratic in its size. 0: fixed thresholds.
+   */
+  readonly reindexFraction?: number | undefined
   /** Retries of a write that hit a commit conflict (default 8). */
   readonly writeRetries?: number | undefined
   /**
@@ -333,6 +343,7 @@ const settingsOf = (options: Options): Lance.Settings => ({
   idIndexThreshold: Math.max(0, options.idIndexThreshold ?? 100_000),
   reindexAfter: Math.max(1, options.reindexAfter ?? 20_000),
   maxFragments: Math.max(1, options.maxFragments ?? 64),
+  reindexFraction: Math.max(0, options.reindexFraction ?? 0.25),
   memoryIndexRows: Math.max(0, options.memoryIndexRows ?? defaultMemoryIndexRows),
   textCandidateRows: Math.max(0, options.textCandidateRows ?? defaultMemoryIndexRows),
   retry: Schedule.exponential("20 millis").pipe(

@@ -2,7 +2,8 @@
  * Index upkeep across handles, on real LanceDB in a temp folder: each write below is made by a
  * fresh store (as each `effect-rag ingest` of one file is a fresh process), so only what the
  * table itself records (its index and fragment statistics) can tell the adapter that unindexed
- * rows or small fragments have piled up past `reindexAfter` / `maxFragments`.
+ * rows or small fragments have piled up past `reindexAfter` / `maxFragments`, thresholds that
+ * grow with the table past `reindexFraction` of its indexed rows.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as lancedb from "@lancedb/lancedb"
@@ -73,5 +74,25 @@ describe("LanceDbStore upkeep across handles", () => {
       expect(seen.slice(0, 4)).toEqual([1, 2, 3, 4])
       expect(seen[4]).toBeLessThanOrEqual(2)
       expect(seen[5]).toBe(seen[4]! + 1)
+    }))
+
+  it.live("lets the backlog grow with the table past reindexFraction of its indexed rows", () =>
+    Effect.gen(function*() {
+      // 200 indexed rows: at reindexFraction 0.5 the threshold is 100 rows, not reindexAfter's 30
+      const unindexedAfterWrites = (db: string, reindexFraction: number) =>
+        Effect.gen(function*() {
+          const options = { reindexAfter: 30, maxFragments: 1_000, reindexFraction }
+          yield* writeFresh(db, options, chunks(0, 200)) // creates the index over these rows
+          const seen: Array<number | undefined> = []
+          for (let i = 0; i < 4; i++) {
+            yield* writeFresh(db, options, chunks(200 + 25 * i, 25))
+            seen.push((yield* tableState(db)).unindexed)
+          }
+          return seen
+        })
+      // 25, 50, 75 unindexed rows are left; the fourth write brings 100 and optimizes
+      expect(yield* unindexedAfterWrites(join(root, "growing"), 0.5)).toEqual([25, 50, 75, 0])
+      // fixed thresholds (0): 50 ≥ 30 at every second write
+      expect(yield* unindexedAfterWrites(join(root, "fixed"), 0)).toEqual([25, 0, 25, 0])
     }))
 })

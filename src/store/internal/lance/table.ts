@@ -26,6 +26,7 @@ export interface Settings {
   readonly idIndexThreshold: number
   readonly reindexAfter: number
   readonly maxFragments: number
+  readonly reindexFraction: number
   readonly memoryIndexRows: number
   readonly textCandidateRows: number
   readonly retry: Schedule.Schedule<unknown, VectorStoreError>

@@ -21,6 +21,8 @@ export class IndexUpkeep {
   private unindexedRows = 0
   /** Writes (fragments) since the last `optimize()`. */
   private writesSinceOptimize = 0
+  /** Rows the indexes covered after the last `optimize()` (or, before one, as first read). */
+  private indexedRows = 0
 
   constructor(private readonly t: LanceTable) {}
 
@@ -73,6 +75,10 @@ export class IndexUpkeep {
     return Effect.gen(this, function*() {
       yield* this.ensureIndexes()
       yield* this.t.write("optimize", () => this.t.table.optimize({ cleanupOlderThan: new Date(Date.now() - 60_000) }))
+      // the rows now covered; a failed count keeps the estimate (the optimize itself is done)
+      this.indexedRows = yield* this.t.attempt("countRows", () => this.t.table.countRows()).pipe(
+        Effect.orElseSucceed(() => this.indexedRows + this.unindexedRows)
+      )
       this.indexed = true
       this.unindexedRows = 0
       this.writesSinceOptimize = 0
@@ -86,7 +92,10 @@ export class IndexUpkeep {
    * of small writes by short-lived processes (one changed file per `effect-rag ingest`) reaches
    * `reindexAfter` / `maxFragments` as one long-lived handle would.
    */
-  private backlog(): Effect.Effect<{ readonly rows: number; readonly fragments: number }, StoreError> {
+  private backlog(): Effect.Effect<
+    { readonly rows: number; readonly fragments: number; readonly tableRows: number },
+    StoreError
+  > {
     const { table, spec } = this.t
     return Effect.gen(this, function*() {
       const names = (yield* this.t.attempt("listIndices", () => table.listIndices()))
@@ -98,7 +107,7 @@ export class IndexUpkeep {
         rows = Math.max(rows, stats?.numUnindexedRows ?? 0)
       }
       const stats = yield* this.t.attempt("stats", () => table.stats())
-      return { rows, fragments: stats.fragmentStats.numSmallFragments }
+      return { rows, fragments: stats.fragmentStats.numSmallFragments, tableRows: stats.numRows }
     })
   }
 
@@ -111,19 +120,37 @@ export class IndexUpkeep {
       this.writesSinceOptimize++
       this.unindexedRows += rows
       if (!this.indexed) {
-        if (yield* this.ensureIndexes()) this.unindexedRows = 0 // a new index covers every row
-        else {
+        if (yield* this.ensureIndexes()) {
+          // a new index covers every row (at a handle's first write: this handle's rows)
+          this.indexedRows += this.unindexedRows
+          this.unindexedRows = 0
+        } else {
           // the stored backlog already holds this write's rows and fragment; the write is
           // committed, so a failed statistics read only leaves this handle's own counts
-          const stored = yield* this.backlog().pipe(Effect.orElseSucceed(() => ({ rows: 0, fragments: 0 })))
+          const stored = yield* this.backlog().pipe(
+            Effect.orElseSucceed(() => ({ rows: 0, fragments: 0, tableRows: this.unindexedRows }))
+          )
           this.unindexedRows = Math.max(this.unindexedRows, stored.rows)
           this.writesSinceOptimize = Math.max(this.writesSinceOptimize, stored.fragments)
+          this.indexedRows = Math.max(0, stored.tableRows - this.unindexedRows)
         }
         this.indexed = true
       }
-      if (this.unindexedRows >= this.t.settings.reindexAfter || this.writesSinceOptimize > this.t.settings.maxFragments) {
+      const { reindexAfter, maxFragments } = this.t.settings
+      const scale = this.scale()
+      if (this.unindexedRows >= reindexAfter * scale || this.writesSinceOptimize > maxFragments * scale) {
         yield* this.optimize()
       }
     })
+  }
+
+  /**
+   * The factor (≥ 1) of both thresholds: 1 while `reindexFraction` of the indexed rows is at
+   * most `reindexAfter`, then in proportion to the indexed rows (with the defaults, from 80,000
+   * rows on the backlog may reach a quarter of the table, and the writes as many times 64).
+   */
+  scale(): number {
+    const { reindexAfter, reindexFraction } = this.t.settings
+    return Math.max(1, (this.indexedRows * reindexFraction) / reindexAfter)
   }
 }
