@@ -14,9 +14,11 @@
  *   worker with another `--db` exits 2 before it takes a job or creates anything. Redis is
  *   checked before the `--db` folder is prepared.
  * - One line per document on stderr (`ingested` / `unchanged` / `failed` with the typed error and
- *   whether it is retried), one when the connection to Redis is lost and when it is back (JSON
- *   lines with `--json`); the summary on stdout (JSON with `--json`). Redis back without the
- *   queue (restarted empty) ends the worker with exit 1.
+ *   whether it is retried), one when the connection to Redis is lost and when it is back, one per
+ *   queue error BullMQ reports (`queue error: QueueError (connection): Redis at HOST: …`, the same
+ *   error once while it repeats) (JSON lines with `--json`); the summary on stdout (JSON with
+ *   `--json`). Redis back without the queue (restarted empty), or BullMQ's worker stopping after
+ *   an error, ends the worker with exit 1 and that error.
  * - The queue URL comes from `--queue` or `$EFFECT_RAG_QUEUE`; it is never printed.
  *
  * @since 0.1.0
@@ -97,7 +99,7 @@ export const command = Command.make(
       Shared.setStopGrace(10_000)
       const line = (s: string) => Effect.sync(() => void process.stderr.write(`${s}\n`))
       const jsonLine = (o: object) => line(JSON.stringify(o))
-      const seen = { ingested: 0, skipped: 0, failed: 0 }
+      const seen: { ingested: number; skipped: number; failed: number; lastError: string | undefined } = { ingested: 0, skipped: 0, failed: 0, lastError: undefined }
       const onEvent = (e: WorkerEvent): Effect.Effect<void> => {
         switch (e._tag) {
           case "Ingested":
@@ -118,9 +120,15 @@ export const command = Command.make(
               ? jsonLine({ event: "connection_lost", queue: e.queue, message: e.message, at: new Date().toISOString() })
               : line(`lost the connection to Redis at ${e.queue} (${e.message}); reconnecting: the jobs in hand go on, their results wait`)
           case "ConnectionRestored":
+            seen.lastError = undefined
             return args.json
               ? jsonLine({ event: "connection_restored", queue: e.queue, downMs: e.downMs, at: new Date().toISOString() })
               : line(`the connection to Redis at ${e.queue} is back after ${(e.downMs / 1000).toFixed(1)} s`)
+          case "WorkerError":
+            seen.lastError = `QueueError (${e.error.reason}): ${e.error.message}`
+            return args.json
+              ? jsonLine({ event: "queue_error", queue: e.queue, error: { _tag: e.error._tag, reason: e.error.reason, message: e.error.message }, at: new Date().toISOString() })
+              : line(`queue error: ${Shared.forCli(seen.lastError)}${e.error.reason === "connection" ? " (reconnecting)" : ""}`)
         }
       }
       const result = yield* IngestQueue.worker({ url: url.value }, {
@@ -149,7 +157,8 @@ export const command = Command.make(
         Effect.onInterrupt(() =>
           line(
             `stopped by ${Shared.stopSignal() ?? "an interrupt"}: ${seen.ingested} ingested, ${seen.skipped} unchanged, ${seen.failed} failed attempt(s); ` +
-              "the jobs in hand were finished, the rest stay in the queue"
+              "the jobs in hand were finished, the rest stay in the queue" +
+              (seen.lastError !== undefined ? `; the last queue error: ${Shared.forCli(seen.lastError)}` : "")
           )
         )
       )
