@@ -876,7 +876,7 @@ interface WorkerErrors {
 /**
  * Reports the BullMQ worker's `error` events as `WorkerError` events with a typed
  * {@link QueueError} naming the host (BullMQ and ioredis go on and reconnect by themselves);
- * the same error repeated is reported once. An error after which BullMQ's worker is no longer
+ * the same error repeated is reported once, a connection error once we close the worker not at all. An error after which BullMQ's worker is no longer
  * running (not closed by us) fails `gaveUp`, which ends the worker with that error.
  */
 const workerErrors = (
@@ -890,6 +890,8 @@ const workerErrors = (
     let closing = false
     const listener = (w: { readonly isRunning: () => boolean }) => (e: unknown) => {
       const reason = isConnectionError(e) ? "connection" : "operation"
+      // connections closing as we close the worker are not news
+      if (closing && reason === "connection") return
       const error = new QueueError({ reason, message: `Redis at ${display}: ${clean(e)}` })
       const report = error.message === last ? Effect.void : emit({ _tag: "WorkerError", queue: display, error })
       last = error.message
