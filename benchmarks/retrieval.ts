@@ -125,24 +125,25 @@ const round2 = (x: number) => Math.round(x * 100) / 100
 const latency = (storeDir: string, ds: Beir.Dataset, queries: ReadonlyArray<Beir.BeirQuery>, qrels: Qrels) =>
   Effect.gen(function*() {
     const name = ds.name.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64) || "bench"
+    // a store's layer built in this query set's scope: its connection stays open while the set
+    // uses the collection (its term statistics' side table is read through it) and closes with
+    // the set (Effect.provide would close it as soon as `open` returned)
+    const openWith = (options: LanceDbStore.Options) =>
+      Effect.flatMap(Layer.build(Layer.fresh(LanceDbStore.layer(options))), (context) =>
+        Effect.flatMap(VectorStore, (s) => s.open(name)).pipe(Effect.provide(context)))
     if (padDocs > 0) {
       // one optimize at the end, as a bulk load does (no index upkeep between the batches)
-      const writer = yield* Effect.flatMap(VectorStore, (s) => s.open(name)).pipe(
-        Effect.provide(Layer.fresh(LanceDbStore.layer({ uri: storeDir, reindexAfter: Number.MAX_SAFE_INTEGER, maxFragments: Number.MAX_SAFE_INTEGER })))
-      )
+      const writer = yield* openWith({ uri: storeDir, reindexAfter: Number.MAX_SAFE_INTEGER, maxFragments: Number.MAX_SAFE_INTEGER })
       const t = performance.now()
       const added = yield* pad(writer, Beir.corpus(ds), padDocs)
       console.log(`padded the table with ${added} shuffled copies in ${((performance.now() - t) / 1000).toFixed(1)} s: ${yield* writer.count()} rows`)
     }
-    const open = (memoryIndexRows?: number, textCandidateRows?: number) =>
-      Effect.flatMap(VectorStore, (s) => s.open(name)).pipe(
-        Effect.provide(Layer.fresh(LanceDbStore.layer({ uri: storeDir, memoryIndexRows, textCandidateRows })))
-      )
+    const open = (memoryIndexRows?: number, textCandidateRows?: number) => openWith({ uri: storeDir, memoryIndexRows, textCandidateRows })
     // a fresh handle each: the default one (in memory up to its row bound) and one on LanceDB's index
     const collection = yield* open()
     const native = yield* open(0, Number.MAX_SAFE_INTEGER)
     const candidates = yield* open(0, 0)
-    const connection = yield* Effect.promise(() => lancedb.connect(storeDir))
+    const connection = yield* Effect.acquireRelease(Effect.promise(() => lancedb.connect(storeDir)), (c) => Effect.sync(() => c.close()))
     const table = yield* Effect.promise(() => connection.openTable(name))
     const columns = ["id", "document_id", "title", "text", "metadata", "_score"]
     const direct = (q: string, select: Array<string>, limit: number) =>
@@ -183,7 +184,6 @@ const latency = (storeDir: string, ds: Beir.Dataset, queries: ReadonlyArray<Beir
         }
       }
     }
-    connection.close()
     const judged: Qrels = new Map(queries.flatMap((q) => (qrels.has(q.id) ? [[q.id, qrels.get(q.id)!] as const] : [])))
     const base = percentile(times.get("lancedb-fts")!, 50)
     const basep95 = percentile(times.get("lancedb-fts")!, 95)

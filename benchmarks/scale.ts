@@ -171,13 +171,20 @@ const queryTexts = Effect.gen(function*() {
   return (yield* Beir.queries(ds, qrels)).map((q) => q.text)
 })
 
+/**
+ * The collection through a store layer built in the caller's scope: its connection stays open
+ * while the caller queries (the term statistics' side table is read through it) and closes with
+ * the scope (Effect.provide would close it as soon as `open` returned).
+ */
+const openScoped = (db: string) =>
+  Effect.flatMap(Layer.build(Layer.fresh(LanceDbStore.layer({ uri: db }))), (context) =>
+    Effect.flatMap(VectorStore, (s) => s.open(collectionName)).pipe(Effect.provide(context)))
+
 /** Query latency through the library and LanceDB directly, on one store (see the module doc). */
 const queryLatency = (db: string, queries: ReadonlyArray<string>) =>
   Effect.gen(function*() {
     const opened = performance.now()
-    const collection = yield* Effect.flatMap(VectorStore, (s) => s.open(collectionName)).pipe(
-      Effect.provide(Layer.fresh(LanceDbStore.layer({ uri: db })))
-    )
+    const collection = yield* openScoped(db)
     const openMs = performance.now() - opened
     const connection = yield* Effect.acquireRelease(
       Effect.promise(() => lancedb.connect(db)),
@@ -220,9 +227,7 @@ const queryLatency = (db: string, queries: ReadonlyArray<string>) =>
 /** Whether a fresh library handle on `db` finds `documentPath` for `word`. */
 const findable = (db: string, word: string, documentPath: string) =>
   Effect.gen(function*() {
-    const collection = yield* Effect.flatMap(VectorStore, (s) => s.open(collectionName)).pipe(
-      Effect.provide(Layer.fresh(LanceDbStore.layer({ uri: db })))
-    )
+    const collection = yield* openScoped(db)
     const hits = yield* Retrieve.retrieve(collection, word, { limit: 10 })
     return hits.some((h) => h.documentId.endsWith(documentPath))
   }).pipe(Effect.scoped, Effect.provide(NodeContext.layer))

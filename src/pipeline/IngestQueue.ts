@@ -671,6 +671,14 @@ export type WorkerEvent =
   | { readonly _tag: "ConnectionLost"; readonly queue: string; readonly message: string }
   /** The connection to Redis is back after `downMs`. */
   | { readonly _tag: "ConnectionRestored"; readonly queue: string; readonly downMs: number }
+  /**
+   * BullMQ's worker reported an error (its `error` event): `connection` when its connection to
+   * Redis broke or cannot be made (it reconnects and goes on), `operation` when a queue command
+   * failed. The message names the queue's host, never a password. The same error repeated (a
+   * reconnection try every 2 s while Redis is down) is reported once, until another error comes
+   * or the connection is back.
+   */
+  | { readonly _tag: "WorkerError"; readonly queue: string; readonly error: QueueError }
 
 /**
  * What a worker did until it stopped.
@@ -844,6 +852,67 @@ const watchConnection = (
   })
 
 
+/** Error codes and messages of a Redis connection that broke or cannot be made (ioredis, BullMQ). */
+const connectionCodes = /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|ENOENT)$/
+const connectionMessages = /Connection is closed|Stream isn't writeable|\bconnect E[A-Z]+\b|read ECONNRESET|Reached the max retries/i
+
+const isConnectionError = (e: unknown): boolean => {
+  const code = typeof e === "object" && e !== null && "code" in e ? String((e as { readonly code: unknown }).code) : ""
+  return connectionCodes.test(code) || connectionMessages.test(clean(e))
+}
+
+/** What the BullMQ worker's `error` events are reported through (see {@link workerErrors}). */
+interface WorkerErrors {
+  /** The `error` listener of the BullMQ worker `w`. */
+  readonly listener: (w: { readonly isRunning: () => boolean }) => (e: unknown) => void
+  /** The connection is back: the next error is reported even when it repeats the last. */
+  readonly restored: Effect.Effect<void>
+  /** The worker is being closed by us: an error then is not BullMQ giving up. */
+  readonly closing: () => void
+  /** Fails when BullMQ's worker stopped taking jobs after an error (its main loop failed). */
+  readonly gaveUp: Deferred.Deferred<never, QueueError>
+}
+
+/**
+ * Reports the BullMQ worker's `error` events as `WorkerError` events with a typed
+ * {@link QueueError} naming the host (BullMQ and ioredis go on and reconnect by themselves);
+ * the same error repeated is reported once, a connection error once we close the worker not at all. An error after which BullMQ's worker is no longer
+ * running (not closed by us) fails `gaveUp`, which ends the worker with that error.
+ */
+const workerErrors = (
+  display: string,
+  emit: (event: WorkerEvent) => Effect.Effect<void>
+): Effect.Effect<WorkerErrors> =>
+  Effect.gen(function*() {
+    const runtime = yield* Effect.runtime<never>()
+    const gaveUp = yield* Deferred.make<never, QueueError>()
+    let last = ""
+    let closing = false
+    const listener = (w: { readonly isRunning: () => boolean }) => (e: unknown) => {
+      const reason = isConnectionError(e) ? "connection" : "operation"
+      // connections closing as we close the worker are not news
+      if (closing && reason === "connection") return
+      const error = new QueueError({ reason, message: `Redis at ${display}: ${clean(e)}` })
+      const report = error.message === last ? Effect.void : emit({ _tag: "WorkerError", queue: display, error })
+      last = error.message
+      const stopped = !closing && !w.isRunning()
+      Runtime.runFork(runtime)(
+        stopped
+          ? Effect.zipRight(
+            report,
+            Deferred.fail(gaveUp, new QueueError({ reason, message: `the queue worker on Redis at ${display} stopped taking jobs: ${clean(e)}` }))
+          )
+          : report
+      )
+    }
+    return {
+      listener,
+      restored: Effect.sync(() => void (last = "")),
+      closing: () => void (closing = true),
+      gaveUp
+    }
+  })
+
 // =============================================================================
 // Worker: its parts
 // =============================================================================
@@ -932,7 +1001,8 @@ const claimQueue = (config: QueueConfig, options: WorkerOptions): Effect.Effect<
  */
 const superviseConnection = (
   q: WorkerQueue,
-  emit: (event: WorkerEvent) => Effect.Effect<void>
+  emit: (event: WorkerEvent) => Effect.Effect<void>,
+  onRestored: Effect.Effect<void>
 ): Effect.Effect<Deferred.Deferred<never, QueueError>, never, Scope.Scope> =>
   Effect.gen(function*() {
     const lost = yield* Deferred.make<never, QueueError>()
@@ -940,7 +1010,7 @@ const superviseConnection = (
       Effect.flatMap((present) => (present ? Effect.void : Deferred.fail(lost, q.queueLost))),
       Effect.ignore
     )
-    yield* watchConnection(q.client, q.conn.display, emit, checkQueue)
+    yield* watchConnection(q.client, q.conn.display, emit, Effect.zipRight(onRestored, checkQueue))
     return lost
   })
 
@@ -1121,7 +1191,8 @@ const startBullWorker = (
   options: WorkerOptions,
   runtime: Runtime.Runtime<never>,
   process: (job: Job<JobData>) => Effect.Effect<void, JobFailure>,
-  onDrained: () => void
+  onDrained: () => void,
+  errors: WorkerErrors
 ): Effect.Effect<BullWorker<JobData>, QueueError, Scope.Scope> =>
   Effect.gen(function*() {
     const lockDuration = Math.max(1000, options.lockDuration ?? 30_000)
@@ -1146,11 +1217,11 @@ const startBullWorker = (
             maxStalledCount: 3
           }
         )
-        w.on("error", () => {}) // connection hiccups: ioredis reconnects
+        w.on("error", errors.listener(w))
         w.on("drained", onDrained)
         return w
       }),
-      (w) => Effect.promise(() => w.close().catch(() => undefined))
+      (w) => Effect.promise(() => (errors.closing(), w.close().catch(() => undefined)))
     )
     yield* operation("starting the worker", () => bullWorker.waitUntilReady())
     return bullWorker
@@ -1166,7 +1237,8 @@ const drain = (
   q: WorkerQueue,
   bullWorker: BullWorker<JobData>,
   upkeeps: FiberSet.FiberSet<void, never>,
-  writer: Writer
+  writer: Writer,
+  errors: WorkerErrors
 ): Effect.Effect<void, QueueError | VectorStoreError> =>
   Effect.gen(function*() {
     const open = Effect.zipRight(
@@ -1174,7 +1246,7 @@ const drain = (
       operation("counting jobs", () => q.queue.getJobCounts("waiting", "active", "delayed", "prioritized", "paused", "waiting-children"))
     ).pipe(Effect.map((c) => Object.values(c).reduce((a, b) => a + b, 0)))
     yield* open.pipe(Effect.repeat({ schedule: Schedule.spaced("300 millis"), until: (n) => n === 0 }))
-    yield* Effect.promise(() => bullWorker.close())
+    yield* Effect.promise(() => (errors.closing(), bullWorker.close()))
     yield* FiberSet.awaitEmpty(upkeeps)
     yield* writer.upkeep
   })
@@ -1195,7 +1267,8 @@ export const worker = (
     const started = Date.now()
     const emit = options.onEvent ?? (() => Effect.void)
     const q = yield* claimQueue(config, options)
-    const lost = yield* superviseConnection(q, emit)
+    const errors = yield* workerErrors(q.conn.display, emit)
+    const lost = yield* superviseConnection(q, emit, errors.restored)
     const tally = newTally()
     const sink = yield* openSink(q, options, tally)
     const writer = yield* startWriter(sink, options)
@@ -1215,8 +1288,12 @@ export const worker = (
     const upkeeps = yield* FiberSet.make<void, never>()
     const runUpkeep = yield* FiberSet.runtime(upkeeps)<never>()
     const runtime = yield* Effect.runtime<never>()
-    const bullWorker = yield* startBullWorker(q, options, runtime, (job) => processJob(ctx, job), () => void runUpkeep(Effect.ignore(writer.upkeep)))
-    yield* Effect.raceFirst(options.untilEmpty === true ? drain(q, bullWorker, upkeeps, writer) : Effect.never, Deferred.await(lost))
+    const bullWorker = yield* startBullWorker(q, options, runtime, (job) => processJob(ctx, job), () => void runUpkeep(Effect.ignore(writer.upkeep)), errors)
+    // the first to end ends the worker: the drain, Redis back without the queue, BullMQ giving up
+    yield* Effect.raceFirst(
+      options.untilEmpty === true ? drain(q, bullWorker, upkeeps, writer, errors) : Effect.never,
+      Effect.raceFirst(Deferred.await(lost), Deferred.await(errors.gaveUp))
+    )
     return {
       collection: options.collection,
       ingested: tally.ingested,

@@ -79,23 +79,9 @@ import {
  * @since 0.1.0
  * @category models
  */
-export interface Options {
-  /** Host name or address (default `127.0.0.1`). */
-  readonly host?: string | undefined
-  /** Port (default 5432). */
-  readonly port?: number | undefined
-  /** Role (default: `pg`'s, i.e. `PGUSER` or the operating-system user). */
-  readonly user?: string | undefined
-  /** The role's password; omitted: `pg` reads `PGPASSWORD` or `~/.pgpass` itself. */
-  readonly password?: Redacted.Redacted<string> | undefined
-  /** Database (default: `pg`'s, i.e. `PGDATABASE` or the user name). */
-  readonly database?: string | undefined
-  /** TLS: `true` verifies the server's certificate, `"no-verify"` encrypts without verifying. */
-  readonly ssl?: boolean | "no-verify" | undefined
+export interface Options extends Client.ConnectOptions {
   /** The schema that holds the collections (default `effect_rag`; created when missing). */
   readonly schema?: string | undefined
-  /** Connections in the pool (default 4). */
-  readonly maxConnections?: number | undefined
   /** Chunks per write transaction (default 500). */
   readonly batchSize?: number | undefined
 }

@@ -30,7 +30,7 @@ import { sharedPath } from "../../src/internal/shared.js"
 import * as Ingest from "../../src/pipeline/Ingest.js"
 import * as IngestQueue from "../../src/pipeline/IngestQueue.js"
 import * as MemoryStore from "../../src/store/MemoryStore.js"
-import { type CliResult, runBuiltCli, spawnBuiltCli } from "../support/cli.js"
+import { type BuiltCli, type CliResult, runBuiltCli as runBuilt, spawnBuiltCli as spawnBuilt } from "../support/cli.js"
 import { redisAvailable, type RedisServer, startRedis } from "../support/redis.js"
 import { tempDir } from "./fixtures/ingest-helpers.js"
 
@@ -52,16 +52,33 @@ const expectExit = (r: CliResult, code: number) => {
   if (r.code !== code) throw new Error(`expected exit ${code}, got ${show(r)}`)
 }
 
-const waitFor = (what: string, test: () => boolean, timeoutMs = 60_000) =>
+/**
+ * The hang guard of each test, and the kill time of the CLI processes it starts: generous (a loaded
+ * host runs these processes many times slower), never what a test checks.
+ */
+const hangGuardMs = 900_000
+
+/**
+ * Waits until `test` holds: progress, not a clock. It fails when `process` (the worker being
+ * watched) ends before; a wait that never ends is caught by the test's hang guard.
+ */
+/** The built CLI, killed at the hang guard rather than the helpers' shorter defaults. */
+const runBuiltCli = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
+  runBuilt(args, env, { timeoutMs: hangGuardMs })
+const spawnBuiltCli = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
+  spawnBuilt(args, env, { timeoutMs: hangGuardMs })
+
+const waitFor = (what: string, test: () => boolean, process?: BuiltCli) =>
   new Promise<void>((resolve, reject) => {
-    const started = Date.now()
+    let ended: CliResult | undefined
+    process?.done.then((r) => void (ended = r), () => void (ended = { code: null, stdout: "", stderr: "" }))
     const poll = setInterval(() => {
       if (test()) {
         clearInterval(poll)
         resolve()
-      } else if (Date.now() - started > timeoutMs) {
+      } else if (ended !== undefined) {
         clearInterval(poll)
-        reject(new Error(`timed out waiting for ${what}`))
+        reject(new Error(`the worker ended before ${what}: ${show(ended)}`))
       }
     }, 25)
   })
@@ -107,7 +124,7 @@ beforeAll(async () => {
   if (!redisAvailable()) throw new Error("redis-server is not on PATH (apt-get install -y redis-server; .ci/run installs it)")
   mkdirSync(root, { recursive: true })
   redis = await startRedis({ unixSocket: socket })
-}, 60_000)
+}, hangGuardMs)
 
 afterAll(async () => {
   await redis?.stop()
@@ -129,18 +146,18 @@ describe("IngestQueue guards (a real Redis, built CLI processes)", () => {
     expect(status.counts.waiting).toBe(20) // no job taken
     expect(status.store).toBe(IngestQueue.storeIdentity(dbA))
     // the store's own worker does them all (and exits 0: none failed)
-    const ok = await runBuiltCli(["worker", "--queue", redis.url, "--collection", "split", "--db", dbA, "--until-empty"], {}, { timeoutMs: 120_000 })
+    const ok = await runBuiltCli(["worker", "--queue", redis.url, "--collection", "split", "--db", dbA, "--until-empty"])
     expectExit(ok, 0)
     expect(ok.stdout).toMatch(/20 ingested, 0 unchanged, 0 failed/)
 
     // a queue no producer bound: the first worker records its store, a second on another store is refused
     expectExit(await runBuiltCli(["ingest", docs, "--queue", redis.url, "--collection", "split2"]), 0)
-    expectExit(await runBuiltCli(["worker", "--queue", redis.url, "--collection", "split2", "--db", dbA, "--until-empty"], {}, { timeoutMs: 120_000 }), 0)
+    expectExit(await runBuiltCli(["worker", "--queue", redis.url, "--collection", "split2", "--db", dbA, "--until-empty"]), 0)
     const second = await runBuiltCli(["worker", "--queue", redis.url, "--collection", "split2", "--db", dbB, "--until-empty", "--json"])
     expectExit(second, 2)
     expect(JSON.parse(second.stdout)).toMatchObject({ error: { _tag: "QueueError", reason: "store_mismatch" } })
     expect(existsSync(dbB)).toBe(false)
-  }, 180_000)
+  }, hangGuardMs)
 
   it("the library's worker on another store fails with QueueError store_mismatch before taking a job", async () => {
     const config = { url: Redacted.make(redis.url) }
@@ -154,7 +171,7 @@ describe("IngestQueue guards (a real Redis, built CLI processes)", () => {
     const error = exit.cause._tag === "Fail" ? exit.cause.error : undefined
     expect(error).toMatchObject({ _tag: "QueueError", reason: "store_mismatch" })
     expect((await Effect.runPromise(IngestQueue.status(config, "lib"))).counts.waiting).toBe(3)
-  }, 60_000)
+  }, hangGuardMs)
 
   it("a worker pointed at a dead Redis fails without creating its --db folder", async () => {
     const server = createServer()
@@ -165,7 +182,7 @@ describe("IngestQueue guards (a real Redis, built CLI processes)", () => {
     expectExit(r, 1)
     expect(r.stderr).toMatch(/QueueError \(connection\): cannot reach Redis/)
     expect(existsSync(join(root, "dead-redis-db"))).toBe(false)
-  }, 60_000)
+  }, hangGuardMs)
 
   it("permanent failures fail after one attempt, transient ones are retried (library API)", async () => {
     const config = { url: Redacted.make(redis.url) }
@@ -207,21 +224,21 @@ describe("IngestQueue guards (a real Redis, built CLI processes)", () => {
     expect(IngestQueue.isPermanent({ _tag: "RateLimited" })).toBe(false)
     expect(IngestQueue.isPermanent({ _tag: "SourceError", reason: "not_found" })).toBe(true)
     expect(IngestQueue.isPermanent({ _tag: "PayloadTooLarge" })).toBe(true)
-  }, 60_000)
+  }, hangGuardMs)
 
   it("worker exits 3 when a job failed (the line says it is not retried)", async () => {
     const docs = writeDocs(join(root, "partial-docs"), 2)
     expectExit(await runBuiltCli(["ingest", docs, encrypted, "--queue", redis.url, "--collection", "partial"]), 0)
-    const r = await runBuiltCli(["worker", "--queue", redis.url, "--collection", "partial", "--db", join(root, "partial-db"), "--until-empty"], {}, { timeoutMs: 120_000 })
+    const r = await runBuiltCli(["worker", "--queue", redis.url, "--collection", "partial", "--db", join(root, "partial-db"), "--until-empty"])
     expectExit(r, 3)
     expect(r.stderr).toMatch(/failed .*bug53475-password-is-pass\.docx: ExtractionError \(password_required\): .*\(permanent, not retried\)/)
     expect(r.stdout).toMatch(/2 ingested, 0 unchanged, 1 failed \(1 failed attempt\(s\)\)/)
-  }, 120_000)
+  }, hangGuardMs)
 
   it("two producers enqueuing the same documents at once count each job once", async () => {
     const docs = writeDocs(join(root, "race-docs"), 3000)
     const args = ["ingest", docs, "--queue", redis.url, "--collection", "race", "--json"]
-    const [a, b] = await Promise.all([runBuiltCli(args, {}, { timeoutMs: 120_000 }), runBuiltCli(args, {}, { timeoutMs: 120_000 })])
+    const [a, b] = await Promise.all([runBuiltCli(args), runBuiltCli(args)])
     expectExit(a, 0)
     expectExit(b, 0)
     const [ra, rb] = [a, b].map((r) => JSON.parse(r.stdout) as IngestQueue.EnqueueSummary)
@@ -231,21 +248,21 @@ describe("IngestQueue guards (a real Redis, built CLI processes)", () => {
     const status = await Effect.runPromise(IngestQueue.status({ url: Redacted.make(redis.url) }, "race"))
     expect(status.counts.waiting).toBe(3000)
     // and a third adds none
-    const c = await runBuiltCli(["ingest", docs, "--queue", redis.url, "--collection", "race"], {}, { timeoutMs: 120_000 })
+    const c = await runBuiltCli(["ingest", docs, "--queue", redis.url, "--collection", "race"])
     expect(c.stdout).toMatch(/3000 document\(s\) submitted, 0 new job\(s\), 3000 already queued/)
-  }, 180_000)
+  }, hangGuardMs)
 
   it("the producer skips special files and says so; they are never enqueued", async () => {
     const docs = writeDocs(join(root, "fifo-docs"), 2)
     spawnSync("mkfifo", [join(docs, "pipe")])
-    const r = await runBuiltCli(["ingest", docs, "--queue", redis.url, "--collection", "fifo"], {}, { timeoutMs: 60_000 })
+    const r = await runBuiltCli(["ingest", docs, "--queue", redis.url, "--collection", "fifo"])
     expectExit(r, 0)
     expect(r.stdout).toMatch(/2 document\(s\) submitted, 2 new job\(s\)/)
     expect(r.stdout).toMatch(/skipped .*pipe: .*FIFO/)
-    const json = await runBuiltCli(["ingest", docs, "--queue", redis.url, "--collection", "fifo", "--json"], {}, { timeoutMs: 60_000 })
+    const json = await runBuiltCli(["ingest", docs, "--queue", redis.url, "--collection", "fifo", "--json"])
     const summary = JSON.parse(json.stdout) as IngestQueue.EnqueueSummary
     expect(summary.ignored.map((i) => i.reason)).toEqual(["fifo"])
-  }, 90_000)
+  }, hangGuardMs)
 
   it("queue URLs that cannot mean what they say are refused; /3 uses database 3; unix:// uses the socket", async () => {
     const docs = writeDocs(join(root, "url-docs"), 2)
@@ -281,54 +298,74 @@ describe("IngestQueue guards (a real Redis, built CLI processes)", () => {
     const status = await runBuiltCli(["ingest", "--queue", `redis+unix://${socket}?db=2`, "--collection", "sock", "--status"])
     expectExit(status, 0)
     expect(status.stdout).toMatch(/queue of collection sock: 2 waiting/)
-  }, 120_000)
+  }, hangGuardMs)
 
   it("a Redis outage is reported while it lasts (JSON events with --json), and the worker goes on", async () => {
     const proxy = await startProxy(redis.port)
     const docs = writeDocs(join(root, "outage-docs"), 3, "before")
     expectExit(await runBuiltCli(["ingest", docs, "--queue", proxy.url(), "--collection", "outage"]), 0)
-    const worker = spawnBuiltCli(["worker", "--queue", proxy.url(), "--collection", "outage", "--db", join(root, "outage-db"), "--json"], {}, { timeoutMs: 120_000 })
+    // a password in the URL (this Redis needs none: ioredis warns and goes on) is never printed
+    const withPassword = proxy.url().replace("redis://", "redis://:s3cret@")
+    const worker = spawnBuiltCli(["worker", "--queue", withPassword, "--collection", "outage", "--db", join(root, "outage-db"), "--json"])
     const events = () =>
-      worker.stderr().split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as { event: string; downMs?: number })
+      worker.stderr().split("\n").filter((l) => l.startsWith("{")).map((l) =>
+        JSON.parse(l) as { event: string; downMs?: number; queue?: string; error?: { _tag: string; reason: string; message: string } }
+      )
     // the three documents are written (the summary comes at the end: watch the store's markers through status)
-    await waitFor("the first jobs", () => redisCli(redis.port, "zcard", "effect-rag:outage:completed") === "3")
+    await waitFor("the first jobs", () => redisCli(redis.port, "zcard", "effect-rag:outage:completed") === "3", worker)
     await proxy.down()
-    await waitFor("the lost connection event", () => events().some((e) => e.event === "connection_lost"))
+    await waitFor("the lost connection event", () => events().some((e) => e.event === "connection_lost"), worker)
+    // BullMQ's own errors (its reconnection tries) are reported, typed, with the host, once each
+    await waitFor("a queue error event", () => events().some((e) => e.event === "queue_error"), worker)
+    const queueErrors = events().filter((e) => e.event === "queue_error")
+    for (const e of queueErrors) {
+      expect(e).toMatchObject({ queue: proxy.url(), error: { _tag: "QueueError", reason: "connection", message: expect.stringContaining(`Redis at ${proxy.url()}: `) } })
+    }
+    expect(queueErrors.some((e) => /ECONNREFUSED 127\.0\.0\.1:\d+/.test(e.error!.message))).toBe(true)
     await new Promise((r) => setTimeout(r, 2500))
     await proxy.up()
-    await waitFor("the connection back event", () => events().some((e) => e.event === "connection_restored"), 30_000)
+    await waitFor("the connection back event", () => events().some((e) => e.event === "connection_restored"), worker)
     const back = events().find((e) => e.event === "connection_restored")!
     expect(back.downMs).toBeGreaterThanOrEqual(2000)
+    // ioredis tried again every 2 s at most: the same error repeated is one event
+    const messages = events().filter((e) => e.event === "queue_error").map((e) => e.error!.message)
+    expect(messages.filter((m, i) => i > 0 && m === messages[i - 1])).toEqual([])
     // it goes on: a job enqueued after the outage is done
     writeDocs(join(root, "outage-docs-2"), 1, "after")
     expectExit(await runBuiltCli(["ingest", join(root, "outage-docs-2"), "--queue", proxy.url(), "--collection", "outage"]), 0)
-    await waitFor("the job enqueued after the outage", () => redisCli(redis.port, "zcard", "effect-rag:outage:completed") === "4", 30_000)
+    await waitFor("the job enqueued after the outage", () => redisCli(redis.port, "zcard", "effect-rag:outage:completed") === "4", worker)
     worker.kill("SIGTERM")
     const r = await worker.done
     expect(r.code).toBe(143)
+    expect(r.stdout + r.stderr).not.toContain("s3cret")
     await proxy.down()
-  }, 120_000)
+  }, hangGuardMs)
 
   it("a Redis that comes back empty ends an --until-empty worker with an error, not exit 0", async () => {
     const own = await startRedis()
     let restarted: RedisServer | undefined
     try {
       const docs = writeDocs(join(root, "empty-docs"), 3000)
-      expectExit(await runBuiltCli(["ingest", docs, "--queue", own.url, "--collection", "gone"], {}, { timeoutMs: 120_000 }), 0)
-      const worker = spawnBuiltCli(["worker", "--queue", own.url, "--collection", "gone", "--db", join(root, "empty-db"), "--until-empty", "--concurrency", "4", "--batch", "4"], {}, { timeoutMs: 120_000 })
-      await waitFor("the first ingested document", () => /^ingested /m.test(worker.stderr()))
+      expectExit(await runBuiltCli(["ingest", docs, "--queue", own.url, "--collection", "gone"]), 0)
+      const worker = spawnBuiltCli(["worker", "--queue", own.url, "--collection", "gone", "--db", join(root, "empty-db"), "--until-empty", "--concurrency", "4", "--batch", "4"])
+      await waitFor("the first ingested document", () => /^ingested /m.test(worker.stderr()), worker)
       await own.stop()
-      await waitFor("the lost connection line", () => /lost the connection to Redis at redis:\/\/127\.0\.0\.1:\d+/.test(worker.stderr()))
+      await waitFor("the lost connection line", () => /lost the connection to Redis at redis:\/\/127\.0\.0\.1:\d+/.test(worker.stderr()), worker)
       await new Promise((r) => setTimeout(r, 1000))
       restarted = await startRedis({ port: own.port })
       const r = await worker.done
       expect(r.code).toBe(1)
       expect(r.stderr).toMatch(/the connection to Redis at redis:\/\/127\.0\.0\.1:\d+ is back after \d+\.\d s/)
       expect(r.stderr).toMatch(/QueueError \(queue_lost\): Redis at .* holds no queue for collection gone any more/)
+      // the real redis-server stopped under the worker: BullMQ's connection errors, typed, with the host, each once in a row
+      const errors = r.stderr.split("\n").filter((l) => l.startsWith("queue error: "))
+      expect(errors.length).toBeGreaterThan(0)
+      for (const l of errors) expect(l).toMatch(new RegExp(`^queue error: QueueError \\(connection\\): Redis at redis://127\\.0\\.0\\.1:${own.port}: .+ \\(reconnecting\\)$`))
+      expect(errors.filter((l, i) => i > 0 && l === errors[i - 1])).toEqual([])
     } finally {
       await (restarted ?? own).stop().catch(() => undefined)
     }
-  }, 120_000)
+  }, hangGuardMs)
 
   it("the web engine names a downloaded file once in its extraction errors", async () => {
     const server = createHttpServer((_req, res) => {
@@ -348,5 +385,5 @@ describe("IngestQueue guards (a real Redis, built CLI processes)", () => {
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()))
     }
-  }, 60_000)
+  }, hangGuardMs)
 })

@@ -27,8 +27,14 @@ import { watched } from "../support/watchdog.js"
 // Helpers
 // =============================================================================
 
-/** The longest stall the watchdog may see (generous: the inputs below used to stall for minutes). */
+/**
+ * The longest stall the watchdog may see, in CPU time of this process (generous: the inputs
+ * below used to stall for minutes; wall time is not bounded, a busy host stretches it).
+ */
 const stallBoundMs = 15_000
+
+/** The hang guard of the tests that start extraction processes (a loaded host runs them many times slower). */
+const hangGuardMs = 600_000
 
 const encoder = new TextEncoder()
 const json = { "content-type": "application/json" }
@@ -141,7 +147,7 @@ describe("hostile: request bodies", () => {
       expect(result.json).toEqual({ success: false, error: expect.stringContaining("limit"), code: "body_too_large" })
       expect(result.headers["connection"]).toBe("close")
       expect(result.written).toBeLessThan(total / 2)
-      expect(seen.longestMs).toBeLessThan(stallBoundMs)
+      expect(seen.longestCpuMs, `stalled ${seen.longestCpuMs} ms of CPU (${seen.longestMs} ms wall)`).toBeLessThan(stallBoundMs)
       // a body announced as too large is refused before any of it is read
       const announced = yield* rawPost(`${url}/v1/scrape`, { ...json, "content-length": String(600 * 1024 * 1024) }, zeros(8 * 1024 * 1024))
       expect(announced.status).toBe(413)
@@ -174,8 +180,8 @@ describe("hostile: embeddings-mode chunking", () => {
         expect(result.json).toMatchObject({ status: false, reason: "timeout" })
       }
       expect(seen.answered).toBeGreaterThan(0)
-      expect(seen.longestMs).toBeLessThan(stallBoundMs)
-    }), { timeout: 120_000 })
+      expect(seen.longestCpuMs, `stalled ${seen.longestCpuMs} ms of CPU (${seen.longestMs} ms wall)`).toBeLessThan(stallBoundMs)
+    }), { timeout: hangGuardMs })
 })
 
 // =============================================================================
@@ -197,7 +203,7 @@ describe("hostile: slow senders", () => {
       const { result, seen } = yield* watched(url, rawPost(`${url}/upload`, multipart, once(form([["file", "a.txt", encoder.encode("hello")]]))))
       expect(result.status).toBe(200)
       expect(engine.calls.map((c) => c.name)).toEqual(["a.txt"])
-      expect(seen.longestMs).toBeLessThan(stallBoundMs)
+      expect(seen.longestCpuMs, `stalled ${seen.longestCpuMs} ms of CPU (${seen.longestMs} ms wall)`).toBeLessThan(stallBoundMs)
       yield* Effect.forEach(stalled, Fiber.interrupt)
     }))
 })
@@ -233,7 +239,7 @@ describe("hostile: crawl path patterns", () => {
         new URL(p.metadata.sourceURL ?? p.metadata.url ?? "").pathname
       )
       expect(paths.sort()).toEqual(["/", "/aaa"])
-      expect(seen.longestMs).toBeLessThan(stallBoundMs)
+      expect(seen.longestCpuMs, `stalled ${seen.longestCpuMs} ms of CPU (${seen.longestMs} ms wall)`).toBeLessThan(stallBoundMs)
       const lookbehind = yield* postJson(`${url}/v1/crawl`, { url: `${site.url}/`, excludePaths: ["(?<=a)b"] })
       expect(lookbehind.status).toBe(400)
       expect(lookbehind.json["error"]).toContain("RE2")
@@ -260,7 +266,7 @@ describe("hostile: image headers", () => {
           )
           expect(result.status).toBe(400)
           expect(result.json).toMatchObject({ status: false, reason: "limit_exceeded", error: expect.stringContaining(`${w}x${h}`) })
-          expect(seen.longestMs).toBeLessThan(stallBoundMs)
+          expect(seen.longestCpuMs, `stalled ${seen.longestCpuMs} ms of CPU (${seen.longestMs} ms wall)`).toBeLessThan(stallBoundMs)
         }
         // a PNG whose pixels the decoder cannot read: a typed failure, never `status: true` with empty text
         const damaged = yield* rawPost(
@@ -273,7 +279,7 @@ describe("hostile: image headers", () => {
         // without OCR nothing decodes it: the image comes back as a data URL
         const plain = yield* rawPost(`${url}/upload`, multipart, once(form([["file", "bomb.png", pngClaiming(100_000, 100_000)]])))
         expect(plain.status).toBe(200)
-      }), { timeout: 120_000 })
+      }), { timeout: hangGuardMs })
   }
 
   it("an extraction process past its memory high-water mark is replaced after it answers", async () => {
@@ -293,7 +299,7 @@ describe("hostile: image headers", () => {
     } finally {
       isolate.close()
     }
-  }, 120_000)
+  }, hangGuardMs)
 })
 
 // =============================================================================
@@ -321,7 +327,7 @@ describe("hostile: multipart limits", () => {
       )
       expect(result.status).toBe(200)
       expect(engine.calls).toEqual([{ method: "extractChunks", name: "a.txt", options: { text_only: true, enable_ocr: false } }])
-      expect(seen.longestMs).toBeLessThan(stallBoundMs)
+      expect(seen.longestCpuMs, `stalled ${seen.longestCpuMs} ms of CPU (${seen.longestMs} ms wall)`).toBeLessThan(stallBoundMs)
     }))
 })
 
@@ -343,7 +349,7 @@ describe("hostile: JSON", () => {
       const { result, seen } = yield* watched(url, postJson(`${url}/v1/embeddings`, `{"model":"m","input":${deep}}`))
       expect(result.status).toBe(400)
       expect(result.json).toEqual({ error: { message: expect.stringContaining("64 levels"), type: "invalid_request_error", code: "json_too_deep" } })
-      expect(seen.longestMs).toBeLessThan(stallBoundMs)
+      expect(seen.longestCpuMs, `stalled ${seen.longestCpuMs} ms of CPU (${seen.longestMs} ms wall)`).toBeLessThan(stallBoundMs)
       for (const bad of ["{", "{\"model\": }", "\u0000"]) {
         const r = yield* postJson(`${url}/v1/embeddings`, bad)
         expect(r.status).toBe(400)
@@ -420,7 +426,7 @@ describe("hostile: unauthenticated bodies and per-call limits", () => {
       expect(result.headers["connection"]).toBe("close")
       expect(result.written).toBeLessThan(64 * 1024 * 1024)
       expect(engine.calls).toEqual([])
-      expect(seen.longestMs).toBeLessThan(stallBoundMs)
+      expect(seen.longestCpuMs, `stalled ${seen.longestCpuMs} ms of CPU (${seen.longestMs} ms wall)`).toBeLessThan(stallBoundMs)
     }))
 
   it.scopedLive("embeddings and rerank calls over the input limits are 400s naming the limit and its serve flag; the model is not called", () =>

@@ -14,9 +14,11 @@
  *   worker with another `--db` exits 2 before it takes a job or creates anything. Redis is
  *   checked before the `--db` folder is prepared.
  * - One line per document on stderr (`ingested` / `unchanged` / `failed` with the typed error and
- *   whether it is retried), one when the connection to Redis is lost and when it is back (JSON
- *   lines with `--json`); the summary on stdout (JSON with `--json`). Redis back without the
- *   queue (restarted empty) ends the worker with exit 1.
+ *   whether it is retried), one when the connection to Redis is lost and when it is back, one per
+ *   queue error BullMQ reports (`queue error: QueueError (connection): Redis at HOST: …`, the same
+ *   error once while it repeats) (JSON lines with `--json`); the summary on stdout (JSON with
+ *   `--json`). Redis back without the queue (restarted empty), or BullMQ's worker stopping after
+ *   an error, ends the worker with exit 1 and that error.
  * - The queue URL comes from `--queue` or `$EFFECT_RAG_QUEUE`; it is never printed.
  *
  * @since 0.1.0
@@ -29,6 +31,50 @@ import * as Option from "effect/Option"
 import type { WorkerEvent } from "../../pipeline/IngestQueue.js"
 import * as Wiring from "../../Wiring.js"
 import * as Shared from "../options.js"
+
+/** What the worker's lines counted so far, and the last queue error since the connection was last back. */
+interface Seen {
+  ingested: number
+  skipped: number
+  failed: number
+  lastError: string | undefined
+}
+
+const line = (s: string) => Effect.sync(() => void process.stderr.write(`${s}\n`))
+const jsonLine = (o: object) => line(JSON.stringify(o))
+
+/** The worker's events as lines on stderr (JSON lines with `--json`), counted in `seen`. */
+const reporter = (json: boolean, seen: Seen) => (e: WorkerEvent): Effect.Effect<void> => {
+  switch (e._tag) {
+    case "Ingested":
+      seen.ingested++
+      return json ? Effect.void : line(`ingested ${Shared.printable(e.source)} (${e.chunks} chunks)`)
+    case "Skipped":
+      seen.skipped++
+      return json ? Effect.void : line(`unchanged ${Shared.printable(e.source)}`)
+    case "Failed": {
+      seen.failed++
+      const what = e.permanent ? "permanent, not retried"
+        : e.final ? `attempt ${e.attempt} of ${e.attempts}, no attempts left`
+        : `attempt ${e.attempt} of ${e.attempts}, retried`
+      return line(`failed ${Shared.printable(e.source)}: ${e.error._tag}${e.error.reason !== undefined ? ` (${e.error.reason})` : ""}: ${Shared.forCli(e.error.message)} (${what})`)
+    }
+    case "ConnectionLost":
+      return json
+        ? jsonLine({ event: "connection_lost", queue: e.queue, message: e.message, at: new Date().toISOString() })
+        : line(`lost the connection to Redis at ${e.queue} (${e.message}); reconnecting: the jobs in hand go on, their results wait`)
+    case "ConnectionRestored":
+      seen.lastError = undefined
+      return json
+        ? jsonLine({ event: "connection_restored", queue: e.queue, downMs: e.downMs, at: new Date().toISOString() })
+        : line(`the connection to Redis at ${e.queue} is back after ${(e.downMs / 1000).toFixed(1)} s`)
+    case "WorkerError":
+      seen.lastError = `QueueError (${e.error.reason}): ${e.error.message}`
+      return json
+        ? jsonLine({ event: "queue_error", queue: e.queue, error: { _tag: e.error._tag, reason: e.error.reason, message: e.error.message }, at: new Date().toISOString() })
+        : line(`queue error: ${Shared.forCli(seen.lastError)}${e.error.reason === "connection" ? " (reconnecting)" : ""}`)
+  }
+}
 
 /** The `worker` subcommand. */
 export const command = Command.make(
@@ -95,34 +141,8 @@ export const command = Command.make(
       }
       // a stop finishes the jobs in hand (extract, embed, one batch write): more than the 2 s default
       Shared.setStopGrace(10_000)
-      const line = (s: string) => Effect.sync(() => void process.stderr.write(`${s}\n`))
-      const jsonLine = (o: object) => line(JSON.stringify(o))
-      const seen = { ingested: 0, skipped: 0, failed: 0 }
-      const onEvent = (e: WorkerEvent): Effect.Effect<void> => {
-        switch (e._tag) {
-          case "Ingested":
-            seen.ingested++
-            return args.json ? Effect.void : line(`ingested ${Shared.printable(e.source)} (${e.chunks} chunks)`)
-          case "Skipped":
-            seen.skipped++
-            return args.json ? Effect.void : line(`unchanged ${Shared.printable(e.source)}`)
-          case "Failed": {
-            seen.failed++
-            const what = e.permanent ? "permanent, not retried"
-              : e.final ? `attempt ${e.attempt} of ${e.attempts}, no attempts left`
-              : `attempt ${e.attempt} of ${e.attempts}, retried`
-            return line(`failed ${Shared.printable(e.source)}: ${e.error._tag}${e.error.reason !== undefined ? ` (${e.error.reason})` : ""}: ${Shared.forCli(e.error.message)} (${what})`)
-          }
-          case "ConnectionLost":
-            return args.json
-              ? jsonLine({ event: "connection_lost", queue: e.queue, message: e.message, at: new Date().toISOString() })
-              : line(`lost the connection to Redis at ${e.queue} (${e.message}); reconnecting: the jobs in hand go on, their results wait`)
-          case "ConnectionRestored":
-            return args.json
-              ? jsonLine({ event: "connection_restored", queue: e.queue, downMs: e.downMs, at: new Date().toISOString() })
-              : line(`the connection to Redis at ${e.queue} is back after ${(e.downMs / 1000).toFixed(1)} s`)
-        }
-      }
+      const seen: Seen = { ingested: 0, skipped: 0, failed: 0, lastError: undefined }
+      const onEvent = reporter(args.json, seen)
       const result = yield* IngestQueue.worker({ url: url.value }, {
         collection,
         store: db,
@@ -149,7 +169,8 @@ export const command = Command.make(
         Effect.onInterrupt(() =>
           line(
             `stopped by ${Shared.stopSignal() ?? "an interrupt"}: ${seen.ingested} ingested, ${seen.skipped} unchanged, ${seen.failed} failed attempt(s); ` +
-              "the jobs in hand were finished, the rest stay in the queue"
+              "the jobs in hand were finished, the rest stay in the queue" +
+              (seen.lastError !== undefined ? `; the last queue error: ${Shared.forCli(seen.lastError)}` : "")
           )
         )
       )

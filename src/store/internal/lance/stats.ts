@@ -7,7 +7,12 @@
  * the sample misses estimates at 0 (the scorer never takes a frequency below the term's count
  * among its candidates). A sample is good while the table's row count stays within a tenth of
  * the count it was drawn at (the row count is read again whenever the table's version changes;
- * the version is asked at most once a second, and at once after this handle's own writes).
+ * the version is asked at most once a second, and at once after this handle's own writes),
+ * and while the rows written since it was drawn (or read) stay within a tenth of that count too:
+ * documents replaced by as many others leave the count as it was and change the words. The rows
+ * written are those each `optimize()` of the handle took into the indexes ({@link noteWritten},
+ * called by `upkeep.ts`: the handle's own writes and the backlog earlier processes left); rows
+ * written by other processes since are not seen until an `optimize()` of this handle.
  *
  * The sample's counts are persisted in a side table, `<collection>.terms` (one row per term:
  * its sampled frequency in `content` and in `title`, plus three header rows of the totals; a
@@ -179,6 +184,12 @@ export const lookupsBeforeFullRead = 8
  */
 export const versionRecheckMs = 1000
 
+/** Rows written per table handle (its `LanceTable`), as {@link noteWritten} counted them. */
+const written = new WeakMap<object, number>()
+
+/** Counts `rows` rows written to the table of `handle` (`upkeep.ts`, at each `optimize()`: the rows it indexed). */
+export const noteWritten = (handle: object, rows: number): void => void written.set(handle, (written.get(handle) ?? 0) + rows)
+
 /** The table's row count per version and the statistics of one table handle (see the module doc). */
 export class TermStats {
   private rowsAt: { readonly version: number; readonly rows: number } | undefined
@@ -186,6 +197,9 @@ export class TermStats {
   private checkedAt = Number.NEGATIVE_INFINITY
   private sample: Sample | undefined
   private persisted: Persisted | undefined
+  /** The rows written ({@link noteWritten}) when the sample was drawn, and when the side table's was read. */
+  private sampleMark = 0
+  private persistedMark = 0
   private readonly lock = Effect.unsafeMakeSemaphore(1)
 
   constructor(
@@ -270,10 +284,12 @@ export class TermStats {
 
   /** The statistics for a table of `tableRows` rows (see the module doc). */
   current(tableRows: number): Effect.Effect<StatsView, StoreError> {
-    const good = (drawnAt: number | undefined) => drawnAt !== undefined && Math.abs(tableRows - drawnAt) <= drawnAt / 10
+    // within a tenth of the rows it was drawn at, and of as many rows written since
+    const good = (drawnAt: number | undefined, mark: number) =>
+      drawnAt !== undefined && Math.abs(tableRows - drawnAt) <= drawnAt / 10 && (written.get(this.t) ?? 0) - mark <= drawnAt / 10
     const known = (): StatsView | undefined =>
-      good(this.sample?.tableRows) ? memoryView(this.sample!, tableRows)
-      : good(this.persisted?.drawnAt) ? this.persistedView(this.persisted!, tableRows)
+      good(this.sample?.tableRows, this.sampleMark) ? memoryView(this.sample!, tableRows)
+      : good(this.persisted?.drawnAt, this.persistedMark) ? this.persistedView(this.persisted!, tableRows)
       : undefined
     const now = known()
     if (now !== undefined) return Effect.succeed(now)
@@ -282,9 +298,13 @@ export class TermStats {
       if (again !== undefined) return again
       if (this.persisted === undefined) {
         // a side table that cannot be read (missing, unreadable, its connection closed) is none
+        // rows written count from this handle's own last sample when it has one: the side table
+        // may still hold that sample (written by this handle), which those rows made stale
+        this.persistedMark = this.sample !== undefined ? this.sampleMark : written.get(this.t) ?? 0
         this.persisted = yield* Effect.orElseSucceed(this.readPersisted(), () => undefined)
-        if (good(this.persisted?.drawnAt)) return this.persistedView(this.persisted!, tableRows)
+        if (good(this.persisted?.drawnAt, this.persistedMark)) return this.persistedView(this.persisted!, tableRows)
       }
+      this.sampleMark = written.get(this.t) ?? 0
       const sample = yield* this.readSample(tableRows)
       this.sample = sample
       if (this.side !== undefined) {

@@ -11,6 +11,7 @@
 import * as lancedb from "@lancedb/lancedb"
 import * as Effect from "effect/Effect"
 import type { StoreError, VectorStoreError } from "../../VectorStore.js"
+import { noteWritten } from "./stats.js"
 import type { LanceTable } from "./table.js"
 
 /** The counts of one handle's index upkeep. */
@@ -80,6 +81,7 @@ export class IndexUpkeep {
         Effect.orElseSucceed(() => this.indexedRows + this.unindexedRows)
       )
       this.indexed = true
+      noteWritten(this.t, this.unindexedRows) // the term statistics follow rows replaced (stats.ts)
       this.unindexedRows = 0
       this.writesSinceOptimize = 0
     }).pipe(Effect.withSpan("LanceDbStore.optimize", { attributes: { collection: this.t.spec.name } }))

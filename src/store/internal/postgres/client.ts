@@ -50,14 +50,21 @@ const loadPg: Effect.Effect<PoolConstructor, StoreError | RagError.MissingPackag
   return (m.default?.Pool ?? m.Pool)!
 }))
 
-/** Where the database is (the connection fields of the adapter's options). */
+/** Where the database is: the connection fields of the adapter's options (`PostgresStore.Options` extends it). */
 export interface ConnectOptions {
+  /** Host name or address (default `127.0.0.1`). */
   readonly host?: string | undefined
+  /** Port (default 5432). */
   readonly port?: number | undefined
+  /** Role (default: `pg`'s, i.e. `PGUSER` or the operating-system user). */
   readonly user?: string | undefined
+  /** The role's password; omitted: `pg` reads `PGPASSWORD` or `~/.pgpass` itself. */
   readonly password?: Redacted.Redacted<string> | undefined
+  /** Database (default: `pg`'s, i.e. `PGDATABASE` or the user name). */
   readonly database?: string | undefined
+  /** TLS: `true` verifies the server's certificate, `"no-verify"` encrypts without verifying. */
   readonly ssl?: boolean | "no-verify" | undefined
+  /** Connections in the pool (default 4). */
   readonly maxConnections?: number | undefined
 }
 
