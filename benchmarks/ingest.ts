@@ -16,8 +16,8 @@
  * - `langchain-token` / `langchain-char`: `benchmarks/peers/langchain-ingest.mjs`, LangChain.js's
  *   DirectoryLoader + TextLoader + RecursiveCharacterTextSplitter (by js-tiktoken tokens or by
  *   characters) + a LanceDB table with a full-text index;
- * - `lancedb`: `benchmarks/peers/lancedb-ingest.mjs`, files read whole into one LanceDB append
- *   and a full-text index (the floor).
+ * - `lancedb`: `benchmarks/peers/lancedb-ingest.mjs`, files read and cut at fixed character
+ *   offsets (2,048 characters, overlap 256), one LanceDB append and a full-text index (the floor).
  * - `effect-rag-pg`: the same command into PostgreSQL (`--db postgres://…`, a collection
  *   per run), when a server is at hand: `--postgres URL` (or `$EFFECT_RAG_BENCH_POSTGRES`), else
  *   Debian's PostgreSQL 15 with pgvector started for the run when it is installed (as `.ci/run`

@@ -14,7 +14,8 @@
  *
  * For each size (parts, `--only` picks a subset; default all):
  * - `ingest`: `effect-rag ingest DIR --db DB --json` (the built CLI), `benchmarks/peers/
- *   lancedb-ingest.mjs` (files read whole, one append, FTS index) and `langchain-ingest.mjs char`
+ *   lancedb-ingest.mjs` (files read, cut at fixed character offsets, one append, FTS index) and
+ *   `langchain-ingest.mjs char`
  *   (`npm run bench:peers` installs LangChain), each a fresh child process with a fresh database,
  *   measured from outside (`internal/measure.ts`): wall, CPU s and peak RSS of the process tree;
  *   documents/s = documents / wall (and documents per CPU second, steadier under load).
@@ -236,7 +237,7 @@ const findable = (db: string, word: string, documentPath: string) =>
 // One size
 // =============================================================================
 
-const lancedbPeer = peer("lancedb", "lancedb-ingest.mjs", [], "LanceDB alone: files read whole, one append, FTS index")
+const lancedbPeer = peer("lancedb", "lancedb-ingest.mjs", [], "LanceDB alone: files read, cut at fixed character offsets (2,048, overlap 256), one append, FTS index")
 const charPeer = peer("langchain-char", "langchain-ingest.mjs", ["char"], "LangChain.js: DirectoryLoader + RecursiveCharacterTextSplitter by characters (2,048/256) + LanceDB + FTS")
 
 interface Ingested extends RunResult {

@@ -55,7 +55,7 @@ export const peer = (name: string, script: string, extra: Array<string>, descrip
 export const peers: ReadonlyArray<Pipeline> = [
   peer("langchain-token", "langchain-ingest.mjs", ["token"], "LangChain.js: DirectoryLoader + RecursiveCharacterTextSplitter by js-tiktoken tokens (512/64) + LanceDB + FTS"),
   peer("langchain-char", "langchain-ingest.mjs", ["char"], "LangChain.js: DirectoryLoader + RecursiveCharacterTextSplitter by characters (2,048/256) + LanceDB + FTS"),
-  peer("lancedb", "lancedb-ingest.mjs", [], "LanceDB alone: files read whole, one append, FTS index")
+  peer("lancedb", "lancedb-ingest.mjs", [], "LanceDB alone: files read, cut at fixed character offsets (2,048, overlap 256), one append, FTS index")
 ]
 
 export const parseRun = (p: Pipeline, round: number, m: Measured): RunResult => {

@@ -526,22 +526,31 @@ const loadRound = (
     return [out, i] as const
   }).pipe(Effect.withSpan("Ingest.load", { attributes: { "effect_rag.documents": group.length } }))
 
-/** Extracts and chunks loaded documents through `Upload`, each holding an extraction permit. */
+/**
+ * Extracts and chunks loaded documents through `Upload`, one after the other, the round holding
+ * one extraction permit throughout (a permit per document cost a semaphore's take and release
+ * per file for the same concurrency: the documents of a round never ran at once).
+ */
 const extractRound = (ctx: RunContext, hashed: ReadonlyArray<Stages.Hashed>): Effect.Effect<Array<Stages.Prepared>> =>
   Effect.suspend(() => {
     const out: Array<Stages.Prepared> = []
-    const permit = ctx.extractPermits.withPermits(1)
     return Effect.as(
       Effect.forEach(hashed, (x) => {
         const prior = ctx.state.markers.has(x.item.documentId) || ctx.state.chunkCounts.has(x.item.documentId)
-        return permit(Stages.extract(ctx.upload, ctx.settings.uploadOptions, x, prior)).pipe(
-          Effect.flatMap((p) => Effect.sync(() => void out.push(p))),
-          Effect.catchAll((e) => failed(ctx)(x.item.source, x.item.documentId, e))
-        )
+        return Effect.matchEffect(Stages.extract(ctx.upload, ctx.settings.uploadOptions, x, prior), {
+          onFailure: (e) => failed(ctx)(x.item.source, x.item.documentId, e),
+          onSuccess: (p) => {
+            out.push(p)
+            return Effect.void
+          }
+        })
       }, { discard: true }),
       out
     )
-  }).pipe(Effect.withSpan("Ingest.extract", { attributes: { "effect_rag.documents": hashed.length } }))
+  }).pipe(
+    ctx.extractPermits.withPermits(1),
+    Effect.withSpan("Ingest.extract", { attributes: { "effect_rag.documents": hashed.length } })
+  )
 
 /** Leaves out (counted as skipped) a group's files whose stat matches their marker: no read, no hash. */
 const skipUnchanged = (ctx: RunContext, group: ReadonlyArray<Stages.Item>): Effect.Effect<ReadonlyArray<Stages.Item>> =>

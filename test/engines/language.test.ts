@@ -39,7 +39,12 @@ describe("language detection", () => {
       "Привет, как дела? Это тестовый текст на русском языке.",
       "Le café est une boisson préparée à partir des graines torréfiées du caféier.",
       "مرحبا بكم في هذا النص العربي القصير",
-      "這是一段中文文字，用於測試語言偵測。"
+      "這是一段中文文字，用於測試語言偵測。",
+      // scripts between ASCII runs (the script count runs the expressions over the non-ASCII rest)
+      "Résumé: Привет мир, hello world; Γειά σου κόσμε 123 نص عربي and more English words here",
+      "abc привет def мир ghi Γειά jkl σου mno こんにちは pqr 世界 stu नमस्ते vwx",
+      "Zürich, São Paulo, Kraków, Ærøskøbing — naïve café façade coöperate",
+      "x\uD806y\uDF00z: lone surrogates apart, 𑌀𑌁 together"
     )
     let judged = 0
     for (const s of samples) {

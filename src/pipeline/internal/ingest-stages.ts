@@ -495,51 +495,55 @@ export const hash = (fingerprint: string, item: Item, loaded: Loaded): Hashed =>
 // Extract
 // =============================================================================
 
-/** Extracts and chunks a document through `Upload`; a document without text fails (`ExtractionError` `empty`). */
+/** A document's chunks as the store keeps them, from its extraction result. */
+const preparedOf = (x: Hashed, prior: boolean, result: Upload.EmbeddingsResult): Prepared => {
+  const { hash, item } = x
+  const meta = result.data.data.metadata
+  const title = x.loaded.title || meta.title || basename(item.source)
+  const all = result.data.data.chunks
+  const chunks = all.map((c, i): Chunk => ({
+    id: State.chunkId(item.documentId, hash, i),
+    documentId: item.documentId,
+    text: c.content,
+    title,
+    ...(item.access !== undefined ? { access: item.access } : {}),
+    metadata: {
+      source: item.source,
+      source_hash: hash,
+      page: c.from_page,
+      ...(c.from_sheet !== undefined ? { sheet: c.from_sheet } : {}),
+      ...(c.ocr === true ? { ocr: true } : {}),
+      type: result.type,
+      language: meta.language,
+      chunk: i,
+      chunks: all.length,
+      tokens: c.total_tokens
+    }
+  }))
+  return { item, hash, prior, chunks, ...(x.sig !== undefined ? { sig: x.sig } : {}) }
+}
+
+/**
+ * Extracts and chunks a document through `Upload`; a document without text fails
+ * (`ExtractionError` `empty`). One step after the call (it runs once per document).
+ */
 export const extract = (
   upload: Upload.Service,
   uploadOptions: Upload.UploadOptions,
   x: Hashed,
   prior: boolean
 ): Effect.Effect<Prepared, DocumentError> =>
-  upload.extractChunks(x.loaded.file, uploadOptions).pipe(
+  Effect.flatMap(upload.extractChunks(x.loaded.file, uploadOptions), (result) =>
     // a document that yields no text is a failure, whichever engine extracted it
-    Effect.filterOrFail(
-      (result) => result.data.data.chunks.some((c) => c.content.trim() !== ""),
-      () =>
+    result.data.data.chunks.some((c) => c.content.trim() !== "")
+      ? Effect.succeed(preparedOf(x, prior, result))
+      : Effect.fail(
         new RagError.ExtractionError({
           file: x.loaded.file.name,
           reason: "empty",
           message: "the document yields no text: nothing to store"
         })
-    ),
-    Effect.map((result): Prepared => {
-      const { hash, item } = x
-      const meta = result.data.data.metadata
-      const title = x.loaded.title || meta.title || basename(item.source)
-      const all = result.data.data.chunks
-      const chunks = all.map((c, i): Chunk => ({
-        id: State.chunkId(item.documentId, hash, i),
-        documentId: item.documentId,
-        text: c.content,
-        title,
-        ...(item.access !== undefined ? { access: item.access } : {}),
-        metadata: {
-          source: item.source,
-          source_hash: hash,
-          page: c.from_page,
-          ...(c.from_sheet !== undefined ? { sheet: c.from_sheet } : {}),
-          ...(c.ocr === true ? { ocr: true } : {}),
-          type: result.type,
-          language: meta.language,
-          chunk: i,
-          chunks: all.length,
-          tokens: c.total_tokens
-        }
-      }))
-      return { item, hash, prior, chunks, ...(x.sig !== undefined ? { sig: x.sig } : {}) }
-    })
-  )
+      ))
 
 // =============================================================================
 // Embed

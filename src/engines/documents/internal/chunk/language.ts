@@ -108,17 +108,47 @@ const asciiLetters = (value: string): number => {
   return n
 }
 
+/** The number of matches of a global `expression` in `value`, without building the array of them. */
+const countMatches = (expression: RegExp, value: string): number => {
+  expression.lastIndex = 0
+  let n = 0
+  while (expression.test(value)) n++
+  expression.lastIndex = 0
+  return n
+}
+
+let asciiChecked: boolean | undefined
+
+/** Whether, of ASCII characters, the script expressions match only Latin's letters (checked once over all 128). */
+const onlyLatinMatchesAscii = (): boolean =>
+  asciiChecked ??= Object.entries(expressions).every(([script, expression]) => {
+    for (let c = 0; c < 128; c++) {
+      const ch = String.fromCharCode(c)
+      const letter = (c | 0x20) >= 0x61 && (c | 0x20) <= 0x7a
+      if ((countMatches(expression, ch) > 0) !== (script === "Latin" && letter)) return false
+    }
+    return true
+  })
+
+const asciiRuns = /[\x00-\x7f]+/g
+
 /**
- * The script whose characters occur most in `value` (franc's choice: the first of equals). An
- * all-ASCII sample (most prose in Latin script) is counted in one pass: of ASCII characters the
- * script expressions match only Latin's letters.
+ * The script whose characters occur most in `value` (franc's choice: the first of equals). Of
+ * ASCII characters the script expressions match only Latin's letters (checked once), so the
+ * ASCII letters are counted in one pass and the expressions run over the rest only: `value`
+ * with each run of ASCII replaced by a space (which no expression matches, and which keeps
+ * apart what was apart). An all-ASCII sample (most prose in Latin script) needs no expression.
+ * Matches are counted, not collected (`match` built an array of every letter of the sample).
  */
 const topScript = (value: string): [string | undefined, number] => {
   let top: string | undefined
   let topCount = -1
   const ascii = asciiOnly.test(value)
+  const split = !ascii && onlyLatinMatchesAscii()
+  const rest = split ? value.replace(asciiRuns, " ") : value
+  const latinAscii = ascii || split ? asciiLetters(value) : 0
   for (const [script, expression] of Object.entries(expressions)) {
-    const matches = ascii ? (script === "Latin" ? asciiLetters(value) : 0) : (value.match(expression)?.length ?? 0)
+    const matches = (script === "Latin" ? latinAscii : 0) + (ascii ? 0 : countMatches(expression, rest))
     const count = matches / value.length || 0
     if (count > topCount) {
       topCount = count

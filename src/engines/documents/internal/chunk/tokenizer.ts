@@ -184,11 +184,76 @@ const pieceCounter = (pattern: string, countPiece: (piece: string) => number) =>
   }
 }
 
+/** Whether every UTF-16 unit of `s` is ASCII. */
+const isAsciiText = (s: string): boolean => {
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 127) return false
+  return true
+}
+
+/**
+ * The BPE token count of an ASCII piece: tiktoken's merge (the adjacent pair of lowest rank
+ * merged first, the leftmost of equal ranks), as gpt-tokenizer's `bytePairMerge` runs it, over
+ * the piece's characters, which are its bytes. Why: gpt-tokenizer looks each candidate pair up
+ * by its bytes (a UTF-8 check and a `TextDecoder` call per pair), which made the first sight of a
+ * word a tenth of an ingest's CPU; a slice of an ASCII string is the same key without either.
+ */
+const asciiMergeCount = (piece: string, rankOf: ReadonlyMap<string, number>): number => {
+  const starts: Array<number> = []
+  const ranks: Array<number> = []
+  const rank = (i: number): number => {
+    const end = starts[i + 2]
+    return end === undefined ? Infinity : (rankOf.get(piece.slice(starts[i], end)) ?? Infinity)
+  }
+  for (let i = 0; i <= piece.length; i++) starts.push(i)
+  for (let i = 0; i <= piece.length; i++) ranks.push(rank(i))
+  while (starts.length > 1) {
+    let lowest = Infinity
+    let at = -1
+    for (let i = 0; i < ranks.length - 1; i++) {
+      if (ranks[i]! < lowest) {
+        lowest = ranks[i]!
+        at = i
+      }
+    }
+    if (at === -1) break
+    starts.splice(at + 1, 1)
+    ranks.splice(at, 1)
+    ranks[at] = rank(at)
+    if (at > 0) ranks[at - 1] = rank(at - 1)
+  }
+  return starts.length - 1
+}
+
+/**
+ * The encoding's ranks by token text, when the gpt-tokenizer instance exposes them as it does
+ * (4.x: `bytePairEncodingCoreProcessor.bytePairStringRankEncoder`, a `Map` built once at load),
+ * checked against its own counts on a few texts; undefined otherwise (every piece is then
+ * counted by gpt-tokenizer). Reused, not rebuilt: building a 100,000-entry map costs a start-up.
+ */
+const stringRanks = (
+  api: unknown,
+  countTokens: (text: string) => number
+): ReadonlyMap<string, number> | undefined => {
+  const core = (api as { bytePairEncodingCoreProcessor?: { bytePairStringRankEncoder?: unknown } } | undefined)
+    ?.bytePairEncodingCoreProcessor
+  const ranks = core?.bytePairStringRankEncoder
+  if (!(ranks instanceof Map) || ranks.size < 50_000) return undefined
+  const probes = [" hello", "tokenization", " antidisestablishmentarianism", "   ", "!!!?", " 12", "xyzzyqwv"]
+  return probes.every((p) => asciiMergeCount(p, ranks as Map<string, number>) === countTokens(p))
+    ? (ranks as Map<string, number>)
+    : undefined
+}
+
 /** Loads a tiktoken encoding (no network: the ranks are part of the package). */
 export const tiktoken = async (encoding: TiktokenEncoding = "cl100k_base"): Promise<JoiningTokenizer> => {
-  const { countTokens } = encoding === "o200k_base"
+  const mod = encoding === "o200k_base"
     ? await import("gpt-tokenizer/encoding/o200k_base")
     : await import("gpt-tokenizer/encoding/cl100k_base")
-  const count = bounded(pieceCounter(splitPatterns[encoding], (piece) => countTokens(piece, asText)))
+  const countTokens = (piece: string) => mod.countTokens(piece, asText)
+  const ranks = stringRanks(mod.default, countTokens)
+  const countPiece = ranks === undefined
+    ? countTokens
+    : (piece: string) => (!isAsciiText(piece) ? countTokens(piece) : ranks.has(piece) ? 1 : asciiMergeCount(piece, ranks))
+  const count = bounded(pieceCounter(splitPatterns[encoding], countPiece))
   return { name: encoding, count, blankLineJoin: blankLineJoin(count) }
 }
