@@ -572,8 +572,9 @@ const unruledAt = <I extends PositionedItem>(lines: ReadonlyArray<Line<I>>, star
     const h = median(boxes.map((b) => b.h))
     const gap = Math.max(h * 0.5, 3)
     const cuts = stripes(boxes, gap)
-    // a last line that closes a column stripe of the lines above (a page footer, a paragraph) is not a row
-    if (end - start > 3 && stripes(span.slice(0, -1).flatMap((l) => l.boxes), gap).length > cuts.length) continue
+    // a last line or two that close a column stripe of the lines above (a page footer, a note, a paragraph) are no rows
+    const closes = (k: number) => end - start - k >= 3 && stripes(span.slice(0, -k).flatMap((l) => l.boxes), gap).length > cuts.length
+    if (closes(1) || closes(2)) continue
     const rows = cuts.length > 0 ? unruledRows(span, cuts) : undefined
     if (!rows) continue
     const last = span[span.length - 1]!
@@ -683,9 +684,23 @@ export const joinedRows = (prev: Table, next: Table): Array<Array<string>> => {
   const body = next.rows.slice(1)
   const last = prev.rows[prev.rows.length - 1]!
   const first = body[0]
-  if (prev.rows.length > 1 && first && first[0] === "" && last[0] !== "" && first.length === last.length && first.some((c) => c !== "")) {
-    const merged = last.map((c, i) => [c, first[i]!].filter((t) => t !== "").join(" "))
+  if (prev.rows.length > 1 && first && first.length === last.length && first.some((c) => c !== "") && (first[0] === "" && last[0] !== "" || goesOn(last, first))) {
+    const merged = last.map((c, i) => (c !== "" && first[i] !== "" && digitsOn(c, first[i]!) ? c + first[i] : [c, first[i]!].filter((t) => t !== "").join(" ")))
     return [...prev.rows.slice(0, -1), merged, ...body.slice(1)]
   }
   return [...prev.rows, ...body]
+}
+
+/** Whether `next` is the digits a number `cell` goes on with on the next line ("3.000" and "0"). */
+const digitsOn = (cell: string, next: string): boolean => /^[-+]?\d[\d,.]*$/.test(cell) && /^\d+$/.test(next)
+
+/**
+ * Whether row `first` (first after the repeated header) is the rest of row `last` (last before
+ * the page break): fewer cells with text, each under a cell of `last` with text, and each the
+ * digits of a number broken there or a lower-case word going on.
+ */
+const goesOn = (last: ReadonlyArray<string>, first: ReadonlyArray<string>): boolean => {
+  const filled = (r: ReadonlyArray<string>) => r.filter((c) => c !== "").length
+  return filled(first) < filled(last) &&
+    first.every((c, i) => c === "" || (last[i] !== "" && (digitsOn(last[i]!, c) || /^\p{Ll}/u.test(c))))
 }
