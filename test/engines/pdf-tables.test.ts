@@ -3,7 +3,8 @@
  * them: a ruled table with a multi-line cell, a ruled table of two-line cells with a shadowed
  * header, an unruled table, an unruled table whose narrow columns break words, a row broken by
  * a page break, a table that breaks across pages with its header row repeated (one table, the header once), one whose
- * title row repeats above the header and whose pages end in a footer, and two columns of prose that must
+ * title row repeats above the header and whose pages end in a footer, a table of single letters
+ * beside a list whose bullet is a letter, and two columns of prose that must
  * stay prose. The PDFs were made once by LibreOffice from the flat ODT sources beside them
  * (test/fixtures/pdf-tables/README.md); the expected cells are those of the sources.
  */
@@ -138,6 +139,23 @@ layer(LocalFiles.layer({ isolation: "inline", timeout: "60 seconds" }))("PDF tab
       expect(content.split("Weights of the samples by site").length - 1).toBe(1)
       // the footers stay, after the table
       expect(content.match(/Page \d of 3/g)).toEqual(["Page 1 of 3", "Page 2 of 3", "Page 3 of 3"])
+    }))
+
+  it.effect("a table of single lower-case letters is a table (a row per line, its page not sent to OCR); a list with the bullet \"o\" is not", () =>
+    Effect.gen(function*() {
+      const upload = yield* Upload.Upload
+      const { content } = yield* upload.extract(file("letters-table.pdf"))
+      const table = ["| a | b | c | d |", "| --- | --- | --- | --- |", "| e | f | g | h |", "| i |  | j | k |", "| l |  |  | m |"].join("\n")
+      const list = ["o Analyse the current state", "o First field visit", "o First test measurements", "o Concepts for the next season"].join("\n")
+      expect(content).toBe(`Grid of letters\n\n${table}\n\nSteps of the survey:\n${list}\nEnd of the steps.`)
+    }))
+
+  it.effect("a page that holds only a table of single letters is read from its text layer, not sent to OCR for its Markdown", () =>
+    Effect.gen(function*() {
+      const upload = yield* Upload.Upload
+      const { content, warnings } = yield* upload.extract(file("letters-table-alone.pdf"))
+      expect(content).toBe(["| a | b | c | d |", "| --- | --- | --- | --- |", "| e | f | g | h |", "| i |  | j | k |", "| l |  |  | m |"].join("\n"))
+      expect((warnings ?? []).filter((w) => /OCR/.test(w))).toEqual([])
     }))
 
   it.effect("two columns of prose are not a table", () =>

@@ -129,6 +129,10 @@ const partsText = (parts: ReadonlyArray<Part<TextItem>>): string =>
     .filter((t) => t !== "")
     .join("\n\n")
 
+/** A page's parts as plain text: a table's rows as lines of their cells' texts. */
+const plainText = (parts: ReadonlyArray<Part<TextItem>>): string =>
+  parts.map((p) => (p.kind === "table" ? p.table.rows.map((r) => r.join(" ")).join("\n") : pageText(p.items))).join("\n")
+
 /** The lines the page draws, when its text may hold a table (the operator list costs a parse of the page). */
 const pageRules = async (page: PdfPage, lib: PdfJs, items: ReadonlyArray<TextItem>): Promise<Array<Rule>> =>
   mayHaveTable(items)
@@ -386,7 +390,8 @@ export const extractPdf = async (data: Uint8Array, options: ExtractOptions): Pro
         warnings.push(`page ${n}: text could not be read (${(e as Error).message})`)
       }
       let ocr = false
-      const layer = options.enableOcr === false ? "ok" : textLayer(text)
+      // judged without the tables' Markdown (a table of short cells is mostly "|" and "---")
+      const layer = options.enableOcr === false ? "ok" : textLayer(parts === undefined ? text : plainText(parts))
       if (layer !== "ok") {
         const read = await ocrPage(page, doc, n, layer, options, run, warnings)
         if (read !== undefined) {
