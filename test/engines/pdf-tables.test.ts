@@ -2,7 +2,9 @@
  * PDF tables come out as Markdown tables, with the page's other text in reading order around
  * them: a ruled table with a multi-line cell, a ruled table of two-line cells with a shadowed
  * header, an unruled table, an unruled table whose narrow columns break words, a row broken by
- * a page break, a table that breaks across pages with its header row repeated (one table, the header once), and two columns of prose that must
+ * a page break, a table that breaks across pages with its header row repeated (one table, the header once), one whose
+ * title row repeats above the header and whose pages end in a footer, a table of single letters
+ * beside a list whose bullet is a letter, and two columns of prose that must
  * stay prose. The PDFs were made once by LibreOffice from the flat ODT sources beside them
  * (test/fixtures/pdf-tables/README.md); the expected cells are those of the sources.
  */
@@ -14,7 +16,7 @@ import * as Upload from "../../src/api/Upload.js"
 import * as LocalFiles from "../../src/engines/documents/LocalFiles.js"
 import { maxOf, minOf } from "../../src/engines/documents/internal/extract/layout.js"
 import { lamAlef, largestTypeTitle } from "../../src/engines/documents/internal/extract/pdf.js"
-import { findTables, isGlyphSoup } from "../../src/engines/documents/internal/extract/pdf-tables.js"
+import { findTables, isGlyphSoup, joinedRows } from "../../src/engines/documents/internal/extract/pdf-tables.js"
 import { packageRoot } from "../../src/internal/shared.js"
 
 const dir = join(packageRoot(), "test", "fixtures", "pdf-tables")
@@ -125,6 +127,37 @@ layer(LocalFiles.layer({ isolation: "inline", timeout: "60 seconds" }))("PDF tab
       expect(ascending(at)).toBe(true)
     }))
 
+  it.effect("a table across pages under a title row repeated with its header, a page footer under it on each page, is one table", () =>
+    Effect.gen(function*() {
+      const upload = yield* Upload.Upload
+      const { content } = yield* upload.extract(file("titled-table-across-pages.pdf"), { remove_headers: false })
+      const weight = (i: number) => `${(10 + (i * 37) % 90) / 10} kg`
+      const rows = Array.from({ length: 80 }, (_, i) => `| S-${String(i + 1).padStart(3, "0")} | Site ${(i % 7) + 1} | ${weight(i)} |`)
+      const table = ["| Sample | Site | Weight |", "| --- | --- | --- |", ...rows].join("\n")
+      const at = positions(content, ["Weighing log", "Weights of the samples by site", table, "Note: the samples were weighed", "End of the log."])
+      expect(ascending(at)).toBe(true)
+      expect(content.split("Weights of the samples by site").length - 1).toBe(1)
+      // the footers stay, after the table
+      expect(content.match(/Page \d of 3/g)).toEqual(["Page 1 of 3", "Page 2 of 3", "Page 3 of 3"])
+    }))
+
+  it.effect("a table of single lower-case letters is a table (a row per line, its page not sent to OCR); a list with the bullet \"o\" is not", () =>
+    Effect.gen(function*() {
+      const upload = yield* Upload.Upload
+      const { content } = yield* upload.extract(file("letters-table.pdf"))
+      const table = ["| a | b | c | d |", "| --- | --- | --- | --- |", "| e | f | g | h |", "| i |  | j | k |", "| l |  |  | m |"].join("\n")
+      const list = ["o Analyse the current state", "o First field visit", "o First test measurements", "o Concepts for the next season"].join("\n")
+      expect(content).toBe(`Grid of letters\n\n${table}\n\nSteps of the survey:\n${list}\nEnd of the steps.`)
+    }))
+
+  it.effect("a page that holds only a table of single letters is read from its text layer, not sent to OCR for its Markdown", () =>
+    Effect.gen(function*() {
+      const upload = yield* Upload.Upload
+      const { content, warnings } = yield* upload.extract(file("letters-table-alone.pdf"))
+      expect(content).toBe(["| a | b | c | d |", "| --- | --- | --- | --- |", "| e | f | g | h |", "| i |  | j | k |", "| l |  |  | m |"].join("\n"))
+      expect((warnings ?? []).filter((w) => /OCR/.test(w))).toEqual([])
+    }))
+
   it.effect("two columns of prose are not a table", () =>
     Effect.gen(function*() {
       const upload = yield* Upload.Upload
@@ -217,6 +250,26 @@ describe("table text from positioned items", () => {
     ]
     const { tables } = findTables(items, rules)
     expect(tables.map((t) => t.rows)).toEqual([[["No", "Cell"], ["0000 – 007F", "Name"], ["2004 2005", "Year"]]])
+  })
+})
+
+describe("tables across pages and their last lines", () => {
+  const item = (str: string, x: number, y: number) => ({ str, hasEOL: false, transform: [12, 0, 0, 12, x, y], width: 6 * str.length, height: 12 })
+  const table = (rows: Array<Array<string>>) => ({ x0: 0, x1: 100, top: 700, bottom: 100, ruled: false, rows })
+
+  it("a number broken by the page break (\"3.000\" and \"0\" after the repeated header) is whole again; a new row is not joined", () => {
+    const prev = table([["Time", "Failed"], ["2.0000", "5"], ["3.000", "6"]])
+    expect(joinedRows(prev, table([["Time", "Failed"], ["0", ""], ["3.0000", "7"]]))).toEqual([["Time", "Failed"], ["2.0000", "5"], ["3.0000", "6"], ["3.0000", "7"]])
+    expect(joinedRows(prev, table([["Time", "Failed"], ["4.0000", ""]]))).toEqual([["Time", "Failed"], ["2.0000", "5"], ["3.000", "6"], ["4.0000", ""]])
+  })
+
+  it("two lines under an unruled table that close its column gaps (a note) are not rows", () => {
+    const rows = [["Time", "Survival", "Left"], ["1.0", "0.97", "46"], ["2.0", "0.89", "41"], ["3.0", "0.73", "34"], ["4.0", "0.69", "31"]]
+    const items = rows.flatMap((r, i) => r.map((c, k) => item(c, 100 + k * 90, 700 - i * 14)))
+    const note = [item("Note", 100, 630), item("The marked survival times are censored", 140, 630), item(":", 100, 616), item("observations.", 140, 616)]
+    const { tables, rest } = findTables([...items, ...note], [])
+    expect(tables.map((t) => t.rows)).toEqual([rows])
+    expect(rest.map((i) => i.str)).toEqual(note.map((i) => i.str))
   })
 })
 

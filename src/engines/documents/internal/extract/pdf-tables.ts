@@ -460,7 +460,8 @@ const shortCell = 15
  * Whether unruled "rows" are lines of prose set in columns: no column of short cells (a table
  * has a column of keys or numbers), a column of long lines that mostly start in lower case
  * (sentences running on from the line above: prose beside a figure), or two columns of lines
- * that mostly start in lower case; or a code listing (a column of comments).
+ * that mostly start in lower case (a column of single letters is keys, not prose); or a code
+ * listing (a column of comments).
  */
 const isProse = (text: ReadonlyArray<ReadonlyArray<string>>, width: number): boolean => {
   const columns = Array.from({ length: width }, (_, c) => text.map((r) => r[c]!).filter((t) => t !== ""))
@@ -468,29 +469,38 @@ const isProse = (text: ReadonlyArray<ReadonlyArray<string>>, width: number): boo
   // a code listing with its comments aligned
   if (columns.some((col) => col.length >= 2 && col.filter((t) => /^(?:\/\/|\/\*|#|--|;)/.test(t)).length >= (col.length * 2) / 3)) return true
   const running = (col: ReadonlyArray<string>) => col.filter((t) => /^\p{Ll}/u.test(t)).length >= col.length / 2
+  // a column of single letters ("a", "e", "i") is a column of keys, not lines of prose
+  const letters = (col: ReadonlyArray<string>) => col.every((t) => [...t].length === 1)
   // a column of lines running on from each other, or two columns whose lines mostly start in lower case
-  return columns.some((col) => running(col) && median(col.map((t) => t.length)) > 25) || columns.filter(running).length >= 2
+  return columns.some((col) => running(col) && median(col.map((t) => t.length)) > 25) || columns.filter((col) => running(col) && !letters(col)).length >= 2
 }
 
 /** A list marker: a bullet, or a number or letter with its "." or ")". */
 const marker = /^(?:[\p{P}\p{S}\p{Co}]|\(?(?:\d{1,3}|[a-z]|[ivx]{1,4})[.)])$/iu
 
-/** A bulleted or numbered list set with a hanging indent: its first column is all list markers. */
+/**
+ * A bulleted or numbered list set with a hanging indent: its first column is all list markers,
+ * or one character over and over (a bullet drawn as a letter of a symbol font, "o").
+ */
 const isList = (rows: ReadonlyArray<ReadonlyArray<string>>): boolean => {
   const first = rows.map((r) => r[0] ?? "").filter((c) => c !== "")
-  return first.length === 0 || first.every((c) => marker.test(c))
+  return first.length === 0 || first.every((c) => marker.test(c)) || (first[0]!.length === 1 && first.every((c) => c === first[0]))
 }
 
 /**
  * Whether a line of an unruled table continues the row above (its cells wrapped): each of its
  * cells is under text of the line above, and its first cell is empty, or it has fewer cells
- * than the line above, or all of them start in lower case (a word broken in a narrow column).
+ * than the line above, or all of them start in lower case (a word broken in a narrow column);
+ * never under a line of single characters (a table of letters or keys, "e f g h" over
+ * "i j k" or "f g" under "b c", has a row per line: one character does not wrap).
  */
 const wraps = <I extends PositionedItem>(cells: ReadonlyArray<ReadonlyArray<Box<I>>>, above: ReadonlyArray<ReadonlyArray<Box<I>>>): boolean => {
   if (!cells.every((c, i) => c.length === 0 || above[i]!.length > 0)) return false
+  if (above.every((c) => cellText(c).length <= 1)) return false
+  if (cells[0]!.length === 0) return true
   const count = (cs: ReadonlyArray<ReadonlyArray<unknown>>) => cs.filter((c) => c.length > 0).length
   const lower = cells.every((c) => c.length === 0 || /^\p{Ll}/u.test(c[0]!.item.str.trim()))
-  return cells[0]!.length === 0 || count(cells) < count(above) || lower
+  return count(cells) < count(above) || lower
 }
 
 /** The width of each column's widest line of text. */
@@ -499,8 +509,9 @@ const columnWidths = <I extends PositionedItem>(grid: ReadonlyArray<ReadonlyArra
 
 /**
  * Whether a line of an unruled table goes on with a word the line above broke for lack of room
- * in some column: that cell above is one word as wide as the column, ending in a letter, and
- * the cell below starts in lower case ("Stratu" and "m").
+ * in some column: that cell above is one word as wide as the column, ending in three letters
+ * (a single letter is a key, not a broken word), and the cell below starts in lower case
+ * ("Stratu" and "m").
  */
 const brokenWord = <I extends PositionedItem>(
   cells: ReadonlyArray<ReadonlyArray<Box<I>>>,
@@ -510,7 +521,7 @@ const brokenWord = <I extends PositionedItem>(
   cells.some((c, k) => {
     const [a] = cellLines(above[k]!)
     const [b] = cellLines(c)
-    return a !== undefined && b !== undefined && /\p{L}$/u.test(a.text) && /^\p{Ll}/u.test(b.text) && runsOn(a, b, widths[k]!)
+    return a !== undefined && b !== undefined && /\p{L}{3}$/u.test(a.text) && /^\p{Ll}/u.test(b.text) && runsOn(a, b, widths[k]!)
   })
 
 /**
@@ -572,8 +583,9 @@ const unruledAt = <I extends PositionedItem>(lines: ReadonlyArray<Line<I>>, star
     const h = median(boxes.map((b) => b.h))
     const gap = Math.max(h * 0.5, 3)
     const cuts = stripes(boxes, gap)
-    // a last line that closes a column stripe of the lines above (a page footer, a paragraph) is not a row
-    if (end - start > 3 && stripes(span.slice(0, -1).flatMap((l) => l.boxes), gap).length > cuts.length) continue
+    // a last line or two that close a column stripe of the lines above (a page footer, a note, a paragraph) are no rows
+    const closes = (k: number) => end - start - k >= 3 && stripes(span.slice(0, -k).flatMap((l) => l.boxes), gap).length > cuts.length
+    if (closes(1) || closes(2)) continue
     const rows = cuts.length > 0 ? unruledRows(span, cuts) : undefined
     if (!rows) continue
     const last = span[span.length - 1]!
@@ -683,9 +695,23 @@ export const joinedRows = (prev: Table, next: Table): Array<Array<string>> => {
   const body = next.rows.slice(1)
   const last = prev.rows[prev.rows.length - 1]!
   const first = body[0]
-  if (prev.rows.length > 1 && first && first[0] === "" && last[0] !== "" && first.length === last.length && first.some((c) => c !== "")) {
-    const merged = last.map((c, i) => [c, first[i]!].filter((t) => t !== "").join(" "))
+  if (prev.rows.length > 1 && first && first.length === last.length && first.some((c) => c !== "") && (first[0] === "" && last[0] !== "" || goesOn(last, first))) {
+    const merged = last.map((c, i) => (c !== "" && first[i] !== "" && digitsOn(c, first[i]!) ? c + first[i] : [c, first[i]!].filter((t) => t !== "").join(" ")))
     return [...prev.rows.slice(0, -1), merged, ...body.slice(1)]
   }
   return [...prev.rows, ...body]
+}
+
+/** Whether `next` is the digits a number `cell` goes on with on the next line ("3.000" and "0"). */
+const digitsOn = (cell: string, next: string): boolean => /^[-+]?\d[\d,.]*$/.test(cell) && /^\d+$/.test(next)
+
+/**
+ * Whether row `first` (first after the repeated header) is the rest of row `last` (last before
+ * the page break): fewer cells with text, each under a cell of `last` with text, and each the
+ * digits of a number broken there or a lower-case word going on.
+ */
+const goesOn = (last: ReadonlyArray<string>, first: ReadonlyArray<string>): boolean => {
+  const filled = (r: ReadonlyArray<string>) => r.filter((c) => c !== "").length
+  return filled(first) < filled(last) &&
+    first.every((c, i) => c === "" || (last[i] !== "" && (digitsOn(last[i]!, c) || /^\p{Ll}/u.test(c))))
 }

@@ -129,6 +129,10 @@ const partsText = (parts: ReadonlyArray<Part<TextItem>>): string =>
     .filter((t) => t !== "")
     .join("\n\n")
 
+/** A page's parts as plain text: a table's rows as lines of their cells' texts. */
+const plainText = (parts: ReadonlyArray<Part<TextItem>>): string =>
+  parts.map((p) => (p.kind === "table" ? p.table.rows.map((r) => r.join(" ")).join("\n") : pageText(p.items))).join("\n")
+
 /** The lines the page draws, when its text may hold a table (the operator list costs a parse of the page). */
 const pageRules = async (page: PdfPage, lib: PdfJs, items: ReadonlyArray<TextItem>): Promise<Array<Rule>> =>
   mayHaveTable(items)
@@ -136,10 +140,38 @@ const pageRules = async (page: PdfPage, lib: PdfJs, items: ReadonlyArray<TextIte
     : []
 
 /**
+ * The index of the table that ends a page's parts: the last part, or the one before a last text
+ * of at most two lines (a page footer, "Page 7 of 14"); -1 for none.
+ */
+const endingTable = (parts: ReadonlyArray<Part<TextItem>>): number => {
+  const n = parts.length
+  if (parts[n - 1]?.kind === "table") return n - 1
+  return parts[n - 2]?.kind === "table" && isFooter(parts[n - 1]!) ? n - 2 : -1
+}
+
+/** Whether a part is text of at most two lines (a page footer). */
+const isFooter = (part: Part<TextItem>): boolean => part.kind === "text" && pageText(part.items).split("\n").length <= 2
+
+/**
+ * Whether the next page's `parts` start with text that only repeats the text right above the
+ * table `at` of the page before (`holder`), then a table: a title row spanning the table's
+ * columns, repeated on every page with the header row, which the reader took for text.
+ */
+const repeatsTitle = (holder: ReadonlyArray<Part<TextItem>>, at: number, parts: ReadonlyArray<Part<TextItem>>): boolean => {
+  const [lead, table] = parts
+  const before = holder[at - 1]
+  if (lead?.kind !== "text" || table?.kind !== "table" || before?.kind !== "text") return false
+  const repeated = pageText(lead.items)
+  const above = pageText(before.items)
+  return repeated !== "" && (above === repeated || above.endsWith(`\n${repeated}`))
+}
+
+/**
  * A table that goes on at the top of the next page with its header repeated is one table: its
- * rows join the table that ends the page before (where the table starts), the header once.
- * `pages[i]` is the parts of unit `i` (undefined when its text is not from them) and `suffix[i]`
- * what follows them in the unit's content (form fields).
+ * rows join the table that ends the page before (where the table starts; a page footer after
+ * it stays after it), the header once; a title repeated above the header is dropped with it.
+ * `pages[i]` is the parts of unit `i` (undefined when its text is not from them) and
+ * `suffix[i]` what follows them in the unit's content (form fields).
  */
 const joinContinued = (units: Array<Unit>, pages: ReadonlyArray<Array<Part<TextItem>> | undefined>, suffix: ReadonlyArray<string>) => {
   // the page whose parts end with a table that may go on (a page emptied by a join keeps it open)
@@ -151,15 +183,19 @@ const joinContinued = (units: Array<Unit>, pages: ReadonlyArray<Array<Part<TextI
       continue
     }
     const holder = open === undefined ? undefined : pages[open]
-    const last = holder?.[holder.length - 1]
-    const first = parts[0]
+    const at = holder === undefined ? -1 : endingTable(holder)
+    const last = holder?.[at]
+    const title = holder !== undefined && at >= 0 && repeatsTitle(holder, at, parts) ? 1 : 0
+    const first = parts[title]
     if (open !== undefined && holder && last?.kind === "table" && first?.kind === "table" && continues(last.table, first.table)) {
-      holder[holder.length - 1] = { kind: "table", table: { ...last.table, rows: joinedRows(last.table, first.table) } }
-      parts.shift()
+      holder[at] = { kind: "table", table: { ...last.table, rows: joinedRows(last.table, first.table) } }
+      parts.splice(0, title + 1)
       units[open] = { ...units[open]!, content: partsText(holder) + suffix[open] }
       units[i] = { ...units[i]!, content: (partsText(parts) + suffix[i]).replace(/^\n+/, "") }
+      // a page the join left empty, or with its footer only, keeps the table open
+      if (parts.length === 0 || (parts.length === 1 && isFooter(parts[0]!))) continue
     }
-    if (parts.length > 0) open = parts[parts.length - 1]!.kind === "table" ? i : undefined
+    if (parts.length > 0) open = endingTable(parts) >= 0 ? i : undefined
   }
 }
 
@@ -354,7 +390,8 @@ export const extractPdf = async (data: Uint8Array, options: ExtractOptions): Pro
         warnings.push(`page ${n}: text could not be read (${(e as Error).message})`)
       }
       let ocr = false
-      const layer = options.enableOcr === false ? "ok" : textLayer(text)
+      // judged without the tables' Markdown (a table of short cells is mostly "|" and "---")
+      const layer = options.enableOcr === false ? "ok" : textLayer(parts === undefined ? text : plainText(parts))
       if (layer !== "ok") {
         const read = await ocrPage(page, doc, n, layer, options, run, warnings)
         if (read !== undefined) {
