@@ -1,19 +1,27 @@
 /**
  * `remove_headers`: lines that repeat at the top or bottom of most pages (running heads, page
  * numbers, footers) are dropped. Digits are ignored when lines are compared, so "Page 3 of 9"
- * repeats. Documents of fewer than 3 pages are left alone.
+ * repeats. Documents of fewer than 3 pages are left alone. Markdown table rows are never
+ * dropped: a table that runs over several pages repeats its header row at the top of each, and
+ * dropping it would leave its `| --- |` line without a header (the table lost).
  */
 
 const edge = 3
 
 const norm = (line: string) => line.replace(/\d+/g, "#").replace(/\s+/g, " ").trim().toLowerCase()
 
+/** A line that may be a running head or foot: not blank, not a Markdown table row. */
+const candidate = (line: string) => {
+  const t = line.trim()
+  return t !== "" && !t.startsWith("|")
+}
+
 /** Returns the pages with repeating header/footer lines removed, and how many lines went. */
 export const removeRepeatedLines = (pages: ReadonlyArray<string>): { pages: Array<string>; removed: number } => {
   if (pages.length < 3) return { pages: [...pages], removed: 0 }
   const split = pages.map((p) => p.split("\n"))
   const regions = split.map((lines) => {
-    const idx = lines.map((l, i) => [l, i] as const).filter(([l]) => l.trim() !== "")
+    const idx = lines.map((l, i) => [l, i] as const).filter(([l]) => candidate(l))
     return { top: idx.slice(0, edge), bottom: idx.slice(-edge) }
   })
   const count = (which: "top" | "bottom") => {
