@@ -289,10 +289,11 @@ const makeCollection = (
   connection: lancedb.Connection
 ): Collection => {
   const t = new Lance.LanceTable(table, spec, settings, accessKnown)
-  const upkeep = new IndexUpkeep(t)
+  const candidates = new CandidateEngine(t, statsTable(connection, spec.name))
+  // the term statistics follow rows replaced: they count the rows each optimize() indexed
+  const upkeep = new IndexUpkeep(t, (rows) => candidates.stats.noteWritten(rows))
   const writer = new Writer(t, upkeep)
   const memory = new MemoryEngine(t)
-  const candidates = new CandidateEngine(t, statsTable(connection, spec.name))
   const wrote = Effect.sync(() => candidates.stats.wrote())
 
   const searchText = (query: TextQuery, options: TextSearchOptions = {}) =>

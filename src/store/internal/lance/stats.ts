@@ -10,8 +10,8 @@
  * the version is asked at most once a second, and at once after this handle's own writes),
  * and while the rows written since it was drawn (or read) stay within a tenth of that count too:
  * documents replaced by as many others leave the count as it was and change the words. The rows
- * written are those each `optimize()` of the handle took into the indexes ({@link noteWritten},
- * called by `upkeep.ts`: the handle's own writes and the backlog earlier processes left); rows
+ * written are those each `optimize()` of the handle took into the indexes ({@link TermStats.noteWritten},
+ * called through `upkeep.ts`'s `onIndexed`: the handle's own writes and the backlog earlier processes left); rows
  * written by other processes since are not seen until an `optimize()` of this handle.
  *
  * The sample's counts are persisted in a side table, `<collection>.terms` (one row per term:
@@ -184,12 +184,6 @@ export const lookupsBeforeFullRead = 8
  */
 export const versionRecheckMs = 1000
 
-/** Rows written per table handle (its `LanceTable`), as {@link noteWritten} counted them. */
-const written = new WeakMap<object, number>()
-
-/** Counts `rows` rows written to the table of `handle` (`upkeep.ts`, at each `optimize()`: the rows it indexed). */
-export const noteWritten = (handle: object, rows: number): void => void written.set(handle, (written.get(handle) ?? 0) + rows)
-
 /** The table's row count per version and the statistics of one table handle (see the module doc). */
 export class TermStats {
   private rowsAt: { readonly version: number; readonly rows: number } | undefined
@@ -197,6 +191,8 @@ export class TermStats {
   private checkedAt = Number.NEGATIVE_INFINITY
   private sample: Sample | undefined
   private persisted: Persisted | undefined
+  /** Rows written to the table as {@link noteWritten} counted them. */
+  private written = 0
   /** The rows written ({@link noteWritten}) when the sample was drawn, and when the side table's was read. */
   private sampleMark = 0
   private persistedMark = 0
@@ -224,6 +220,11 @@ export class TermStats {
       })
     })
   })
+
+  /** Counts `rows` rows written to the table (at each `optimize()` of the handle: the rows it indexed). */
+  noteWritten(rows: number): void {
+    this.written += rows
+  }
 
   /** This handle wrote: the next {@link rows} asks the table's version again. */
   wrote(): void {
@@ -286,7 +287,7 @@ export class TermStats {
   current(tableRows: number): Effect.Effect<StatsView, StoreError> {
     // within a tenth of the rows it was drawn at, and of as many rows written since
     const good = (drawnAt: number | undefined, mark: number) =>
-      drawnAt !== undefined && Math.abs(tableRows - drawnAt) <= drawnAt / 10 && (written.get(this.t) ?? 0) - mark <= drawnAt / 10
+      drawnAt !== undefined && Math.abs(tableRows - drawnAt) <= drawnAt / 10 && this.written - mark <= drawnAt / 10
     const known = (): StatsView | undefined =>
       good(this.sample?.tableRows, this.sampleMark) ? memoryView(this.sample!, tableRows)
       : good(this.persisted?.drawnAt, this.persistedMark) ? this.persistedView(this.persisted!, tableRows)
@@ -300,11 +301,11 @@ export class TermStats {
         // a side table that cannot be read (missing, unreadable, its connection closed) is none
         // rows written count from this handle's own last sample when it has one: the side table
         // may still hold that sample (written by this handle), which those rows made stale
-        this.persistedMark = this.sample !== undefined ? this.sampleMark : written.get(this.t) ?? 0
+        this.persistedMark = this.sample !== undefined ? this.sampleMark : this.written
         this.persisted = yield* Effect.orElseSucceed(this.readPersisted(), () => undefined)
         if (good(this.persisted?.drawnAt, this.persistedMark)) return this.persistedView(this.persisted!, tableRows)
       }
-      this.sampleMark = written.get(this.t) ?? 0
+      this.sampleMark = this.written
       const sample = yield* this.readSample(tableRows)
       this.sample = sample
       if (this.side !== undefined) {

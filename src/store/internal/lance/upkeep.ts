@@ -11,7 +11,6 @@
 import * as lancedb from "@lancedb/lancedb"
 import * as Effect from "effect/Effect"
 import type { StoreError, VectorStoreError } from "../../VectorStore.js"
-import { noteWritten } from "./stats.js"
 import type { LanceTable } from "./table.js"
 
 /** The counts of one handle's index upkeep. */
@@ -25,7 +24,11 @@ export class IndexUpkeep {
   /** Rows the indexes covered after the last `optimize()` (or, before one, as first read). */
   private indexedRows = 0
 
-  constructor(private readonly t: LanceTable) {}
+  /**
+   * @param onIndexed told the rows each `optimize()` took into the indexes (the collection's
+   *   term statistics count them, `stats.ts`)
+   */
+  constructor(private readonly t: LanceTable, private readonly onIndexed: (rows: number) => void = () => {}) {}
 
   private indexedColumns(): Effect.Effect<Set<string>, StoreError> {
     return this.t.attempt("listIndices", () => this.t.table.listIndices()).pipe(
@@ -81,7 +84,7 @@ export class IndexUpkeep {
         Effect.orElseSucceed(() => this.indexedRows + this.unindexedRows)
       )
       this.indexed = true
-      noteWritten(this.t, this.unindexedRows) // the term statistics follow rows replaced (stats.ts)
+      this.onIndexed(this.unindexedRows)
       this.unindexedRows = 0
       this.writesSinceOptimize = 0
     }).pipe(Effect.withSpan("LanceDbStore.optimize", { attributes: { collection: this.t.spec.name } }))
